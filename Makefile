@@ -1,0 +1,112 @@
+# restore_budget - a Slurm SPANK plugin giving requeued jobs a restore-retry budget.
+#
+#   make            build/restore_budget.so and build/restore-budget
+#   make check      unit tests (cmocka), plain and under ASan+UBSan
+#   make test       everything CI runs: check + integration on a private cluster
+#   make demo       the main job: a private cluster, a trial preempted and
+#                   restored, a corrupt checkpoint run to exhaustion
+#   make deps       install the Debian packages needed to build and test (root)
+#
+# Our flags first; the packager's CFLAGS/CPPFLAGS/LDFLAGS are appended.
+
+CC      ?= cc
+prefix  ?= /usr
+BUILD   := build
+
+PKGS_BUILD := libslurm-dev libconfig-dev libcmocka-dev libjson-c-dev pkg-config
+PKGS_TEST  := slurmctld slurmd slurm-client munge
+
+WARN    := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wmissing-prototypes \
+           -Wstrict-prototypes -Wno-unused-parameter
+HARDEN  := -D_FORTIFY_SOURCE=2 -fstack-protector-strong
+BASE_CFLAGS := -std=gnu11 -O2 -g -fPIC $(WARN) $(HARDEN) -MMD -MP \
+               -Iplugin/core -I/usr/include/json-c
+HARDEN_LD   := -Wl,-z,relro,-z,now
+override CFLAGS_ALL  = $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS)
+override LDFLAGS_ALL = $(HARDEN_LD) $(LDFLAGS)
+
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
+             -fno-omit-frame-pointer
+# _FORTIFY_SOURCE and ASan do not mix well; drop -O2 for clearer reports.
+SAN_CFLAGS := $(filter-out -D_FORTIFY_SOURCE=2 -O2,$(BASE_CFLAGS)) -O1 $(SAN_FLAGS)
+
+CORE_SRC  := $(wildcard plugin/core/*.c)
+CORE_OBJ  := $(patsubst plugin/core/%.c,$(BUILD)/core/%.o,$(CORE_SRC))
+SAN_OBJ   := $(patsubst plugin/core/%.c,$(BUILD)/san/core/%.o,$(CORE_SRC))
+SPANK_SRC := $(wildcard plugin/spank/*.c)
+SPANK_OBJ := $(patsubst plugin/spank/%.c,$(BUILD)/spank/%.o,$(SPANK_SRC))
+CLI_SRC   := $(wildcard contrib/cli/*.c)
+CLI_OBJ   := $(patsubst contrib/cli/%.c,$(BUILD)/cli/%.o,$(CLI_SRC))
+
+UNIT_SRC  := $(wildcard tests/unit/test_*.c)
+UNIT_BIN  := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRC))
+UNIT_SAN  := $(patsubst tests/unit/%.c,$(BUILD)/unit-san/%,$(UNIT_SRC))
+
+LIBS_CORE := -lconfig
+LIBS_CLI  := -lconfig -ljson-c
+LIBS_TEST := -lcmocka -lconfig -ljson-c
+
+PLUGIN := $(BUILD)/restore_budget.so
+CLI    := $(BUILD)/restore-budget
+
+.PHONY: all check unit unit-san integration test demo deps clean bench fuzz
+all: $(PLUGIN) $(CLI)
+
+$(BUILD)/core/%.o: plugin/core/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+$(BUILD)/san/core/%.o: plugin/core/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_CFLAGS) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+$(BUILD)/spank/%.o: plugin/spank/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+$(BUILD)/cli/%.o: contrib/cli/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -c $< -o $@
+
+# Only plugin_* and slurm_spank_* are exported (plugin/spank/exports.map).
+$(PLUGIN): $(SPANK_OBJ) $(CORE_OBJ) plugin/spank/exports.map
+	$(CC) -shared -o $@ $(SPANK_OBJ) $(CORE_OBJ) $(LDFLAGS_ALL) \
+		-Wl,--version-script=plugin/spank/exports.map $(LIBS_CORE)
+
+$(CLI): $(CLI_OBJ) $(CORE_OBJ)
+	$(CC) -o $@ $(CLI_OBJ) $(CORE_OBJ) $(LDFLAGS_ALL) $(LIBS_CLI)
+
+# Each unit test links the whole core (small, pure) and its own driver.
+$(BUILD)/unit/%: tests/unit/%.c $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) $(LDFLAGS_ALL) $(LIBS_TEST)
+$(BUILD)/unit-san/%: tests/unit/%.c $(SAN_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(SAN_CFLAGS) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(SAN_OBJ) \
+		$(SAN_FLAGS) $(LIBS_TEST)
+
+unit: $(UNIT_BIN)
+	@tests/unit/run.sh plain $(UNIT_BIN)
+unit-san: $(UNIT_SAN)
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	 tests/unit/run.sh sanitized $(UNIT_SAN)
+
+check: all unit unit-san
+
+integration: all
+	tests/integration/run.sh
+
+# What CI runs (the README's test command).
+test: check integration
+
+demo: deps all
+	contrib/cluster/demo.sh
+
+bench: all
+	tests/bench/run.sh
+
+deps:
+	@contrib/packaging/install-deps.sh $(PKGS_BUILD) $(PKGS_TEST)
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(wildcard $(BUILD)/*/*.d $(BUILD)/san/core/*.d)

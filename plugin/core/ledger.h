@@ -1,0 +1,68 @@
+/*
+ * ledger.h - the per-job records under state_dir (DESIGN.md section 8).
+ *
+ * Layout: <state_dir>/<cluster>/<job_id % 1000, "%03u">/<job_id>.rec  record
+ *                                                      /<job_id>.log  event log
+ * The event log is also the job's lock file: an fcntl write lock on it (works
+ * between nodes over NFS) serializes every read-modify-write of the record.
+ * A record is replaced atomically: temp file in the same directory, fsync,
+ * rename, fsync of the directory. Writes need root; reading does not.
+ * Every path is opened with openat() from a directory fd, with O_NOFOLLOW.
+ */
+#ifndef RB_LEDGER_H
+#define RB_LEDGER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "diag.h"
+#include "record.h"
+
+typedef struct rb_ledger rb_ledger;
+typedef struct rb_job rb_job;   /* a locked job */
+
+typedef enum {
+	RB_LEDGER_READ = 0,  /* CLI reads: no ownership demands beyond safety */
+	RB_LEDGER_WRITE,     /* root: creates dirs; state_dir must be owned by
+	                        root and not writable by group or others */
+} rb_ledger_mode;
+
+/* Open <state_dir>/<cluster>, creating it in WRITE mode. A state_dir that is
+ * not a directory, not owned by root, or writable by group/others is refused
+ * (also in READ mode: a user-controlled ledger is not trusted). */
+int rb_ledger_open(const char *state_dir, const char *cluster,
+		   rb_ledger_mode mode, rb_ledger **out, rb_err *err);
+void rb_ledger_close(rb_ledger *l);
+
+/* Lock job_id's record (creating the event log if needed): blocks on the
+ * fcntl lock. WRITE mode only. */
+int rb_ledger_lock(rb_ledger *l, uint32_t job_id, rb_job **out, rb_err *err);
+void rb_ledger_unlock(rb_job *j);
+
+/* Read the record: 0 = read, 1 = no record yet (rec initialized), -1 = error
+ * (corrupt, torn, unknown version, I/O) with err saying which. Works with or
+ * without the lock (a reader sees the old or the new record). */
+int rb_ledger_read(rb_ledger *l, uint32_t job_id, rb_record *rec, rb_err *err);
+
+/* Replace the record atomically (rec->seq and rec->updated are set here). */
+int rb_ledger_write(rb_job *j, rb_record *rec, rb_err *err);
+
+/* Append one event line ("kind=... attempt=... ..."): the ledger prefixes the
+ * time and appends a checksum, writes it with one write(), and fsyncs. */
+int rb_ledger_append(rb_job *j, const char *event, rb_err *err);
+
+/* Call fn for each event line of job_id, as stored (time first, checksum
+ * last). A line whose checksum is wrong (torn tail) is passed with ok=false.
+ * Returns 0, 1 if there is no log, -1 on error; a non-zero fn stops it. */
+typedef int (*rb_event_fn)(const char *line, bool ok, void *ctx);
+int rb_ledger_events(rb_ledger *l, uint32_t job_id, rb_event_fn fn, void *ctx,
+		     rb_err *err);
+
+/* Call fn for each job id that has a record (a directory scan: CLI only). */
+typedef int (*rb_job_fn)(uint32_t job_id, void *ctx);
+int rb_ledger_jobs(rb_ledger *l, rb_job_fn fn, void *ctx, rb_err *err);
+
+/* Remove a locked job's record and event log (gc). */
+int rb_ledger_remove(rb_job *j, rb_err *err);
+
+#endif

@@ -1,0 +1,61 @@
+/*
+ * record.h - one job's ledger record and its text form.
+ *
+ * The text form is what a person sees with `cat`: a version line, one
+ * "key=value" line per field, and a checksum line over everything before it.
+ * Parsing is strict: a record that is torn, corrupt, of an unknown version
+ * or with a bad checksum is refused with a reason, never read as zeros.
+ * Values are escaped (rb_kv_escape) so paths with spaces, '=' or newlines
+ * round-trip.
+ */
+#ifndef RB_RECORD_H
+#define RB_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "diag.h"
+#include "engine.h"
+
+#define RB_RECORD_VERSION 1
+#define RB_NAME_MAX 256
+#define RB_RECORD_TEXT_MAX (64 * 1024)
+
+typedef struct {
+	char cluster[RB_NAME_MAX];
+	uint32_t job_id;
+	uint32_t uid;
+	uint32_t gid;
+	char user[RB_NAME_MAX];
+	char partition[RB_NAME_MAX];
+	char account[RB_NAME_MAX];
+	char work_dir[RB_PATH_MAX];
+	char checkpoint_dir[RB_PATH_MAX]; /* --checkpoint-dir as given ("" = none) */
+	int64_t created;                  /* unix seconds */
+	int64_t updated;
+	uint64_t seq;                     /* incremented by every write */
+	rb_budget budget;
+} rb_record;
+
+void rb_record_init(rb_record *rec);
+
+/* Format into buf (size len). Returns bytes written (without NUL), or -1 if
+ * it does not fit. */
+ssize_t rb_record_format(const rb_record *rec, char *buf, size_t len);
+
+/* Parse text (not necessarily NUL-terminated, `len` bytes). Returns 0, or -1
+ * with err saying what is wrong ("checksum mismatch", "unknown version 7",
+ * "line 12: bad value for failures"...). */
+int rb_record_parse(const char *text, size_t len, rb_record *rec, rb_err *err);
+
+/* Escape a value for a key=value line: bytes outside printable ASCII, space,
+ * '%' and '=' become %XX. Returns bytes written or -1 if it does not fit. */
+ssize_t rb_kv_escape(const char *in, char *out, size_t outlen);
+/* Undo rb_kv_escape; -1 on a malformed escape or if it does not fit. */
+ssize_t rb_kv_unescape(const char *in, size_t inlen, char *out, size_t outlen);
+
+/* 64-bit FNV-1a, used as the record and event checksum. */
+uint64_t rb_checksum(const void *data, size_t len);
+
+#endif
