@@ -109,6 +109,8 @@ static void charge_attempt(rb_budget *b, const rb_attempt *a,
 	if (c->kind != RB_CHARGE_NONE && c->kind != RB_CHARGE_RESTORE_FAILURE)
 		b->failures_total++;
 	b->last_charged = a->attempt;
+	b->prev_end = c->end;
+	b->prev_end_code = c->end == RB_END_FAILED ? a->end_code : 0;
 	c->failures_after = b->failures;
 	c->restore_failures_after = b->restore_failures;
 }

@@ -87,6 +87,10 @@ typedef struct {
 	int64_t interruptions;
 	int64_t restore_failures_total;
 	int64_t failures_total;
+	/* How the previous attempt ended, as charged (RESTORE_BUDGET_LAST_END):
+	 * RB_END_NONE before any charge; else INTERRUPTED or FAILED. */
+	rb_end prev_end;
+	int prev_end_code;
 	/* The newest checkpoint ever found. Never cleared by any charge. */
 	char checkpoint[RB_PATH_MAX];
 	rb_attempt cur;           /* the newest attempt started */

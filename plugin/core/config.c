@@ -1,0 +1,1373 @@
+/*
+ * config.c - read and validate the admin's libconfig file (DESIGN.md s. 4).
+ *
+ * The file is read into memory first and scanned by a small lexer for two
+ * things libconfig 1.5 gets wrong for us:
+ *
+ *  - `@include`: libconfig opens included files relative to the include dir,
+ *    or to the process's working directory when none is set, and has no way
+ *    to turn includes off (config_set_include_func only exists from 1.7).
+ *    The file is read as root at every job start; an include would let a
+ *    file outside the admin's reviewed config (or a relative path resolved
+ *    in slurmd's cwd) change the limits. config_set_include_dir() cannot
+ *    fix that: it only prefixes the path, "../" still escapes. So includes
+ *    are refused outright, with file:line.
+ *  - integer overflow: libconfig 1.5 stores a literal that does not fit in
+ *    32 bits silently truncated (4294967295 becomes -1 = unlimited,
+ *    4294967297 becomes 1). The lexer records every such literal; the value
+ *    lookup reports it as out of range instead of using the wrapped value.
+ *
+ * Then the text is parsed with config_read_string() and every setting is
+ * checked: unknown keys, wrong types and out-of-range values are errors
+ * "file:line: message". Floats are never accepted for integer keys (2.0 is a
+ * type error); 64-bit literals ("2L") are accepted when they fit.
+ *
+ * Setting names: libconfig names match [A-Za-z*][-A-Za-z0-9_*]*, so
+ * partitions and accounts like "ml-team" or "gpu_a100" are written as-is.
+ * A name that libconfig cannot express (starting with a digit, containing a
+ * '.', ...) is given with the `name` key inside its group:
+ *     accounts = { a2023 = { name = "2023.proj"; max_failures = 4; }; };
+ * Account names match case-insensitively (Slurm stores them lowercased),
+ * partition names exactly.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libconfig.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define RB_CONFIG_MAX_BYTES (1024 * 1024)
+#define RB_STATE_DIR_MAX 1024
+#define RB_NAME_MAX 255
+#define FIX_HINT "fix the value, then run restore-budget check-config"
+#define FILE_HINT "fix the file, then run restore-budget check-config"
+
+/* An integer literal libconfig 1.5 would store wrapped (see top). */
+typedef struct {
+	unsigned int line;      /* where the literal is */
+	unsigned int name_line; /* where its key is (libconfig's line) */
+	char name[64];   /* the key it is assigned to ("" if none) */
+	char text[48];   /* the literal as written (maybe truncated) */
+	bool used;
+} big_literal;
+
+typedef struct {
+	const char *path;   /* the file, for every message */
+	rb_err *err;
+	big_literal *big;
+	size_t n_big;
+} load_ctx;
+
+/* An integer setting as read: the value, or that it did not fit. */
+typedef struct {
+	const config_setting_t *s;
+	char key[256];      /* dotted path, e.g. "partitions.preempt.max_failures" */
+	char shown[64];     /* the value as it appears in messages */
+	long long v;
+	bool overflow;      /* did not fit in an int: always out of range */
+} int_value;
+
+static const char *const top_keys[] = {
+	"state_dir", "max_failures", "restore_retry_num", "restore_timeout",
+	"restore_accounting", "count_preemptions", "track", "on_error",
+	"on_exhausted", "limits", "checkpoint", "partitions", "accounts", NULL,
+};
+static const char *const limits_keys[] = {
+	"max_failures", "restore_retry_num", "allow_unlimited", NULL,
+};
+static const char *const checkpoint_keys[] = { "pattern", "latest", NULL };
+static const char *const override_keys[] = {
+	"name", "max_failures", "restore_retry_num", "restore_timeout", NULL,
+};
+
+static const char *const accounting_names[] = { "grouped", "ray", NULL };
+static const char *const track_names[] = { "all", "opt-in", NULL };
+static const char *const on_error_names[] = { "open", "closed", NULL };
+static const char *const on_exhausted_names[] = { "fail", "hold", NULL };
+
+/* ---- small helpers ------------------------------------------------------ */
+
+/* Copy s into buf as a printable, quoted-safe text (control bytes, '"' and
+ * '\\' escaped), truncated with "..." when it does not fit. */
+static void escape(const char *s, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	if (len < 4) {
+		if (len)
+			buf[0] = '\0';
+		return;
+	}
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		char piece[8];
+		size_t n;
+
+		if (c == '"' || c == '\\')
+			n = (size_t)snprintf(piece, sizeof(piece), "\\%c", c);
+		else if (c < 0x20 || c == 0x7f)
+			n = (size_t)snprintf(piece, sizeof(piece), "\\x%02x", c);
+		else
+			n = (size_t)snprintf(piece, sizeof(piece), "%c", c);
+		if (o + n > len - 4) {
+			memcpy(buf + o, "...", 3);
+			o += 3;
+			break;
+		}
+		memcpy(buf + o, piece, n);
+		o += n;
+	}
+	buf[o] = '\0';
+}
+
+/* "a.b.c" from the root down to s. */
+static void key_path(const config_setting_t *s, char *buf, size_t len)
+{
+	const char *names[16];
+	size_t n = 0, o = 0;
+
+	buf[0] = '\0';
+	for (; s && n < 16; s = config_setting_parent(s)) {
+		const char *name = config_setting_name(s);
+
+		if (name)
+			names[n++] = name;
+	}
+	while (n-- > 0) {
+		int w = snprintf(buf + o, len - o, "%s%s", o ? "." : "",
+				 names[n]);
+
+		if (w < 0 || (size_t)w >= len - o)
+			return;
+		o += (size_t)w;
+	}
+}
+
+/* The value of s as it would appear in the file. */
+static void describe(const config_setting_t *s, char *buf, size_t len)
+{
+	char tmp[128];
+
+	switch (config_setting_type(s)) {
+	case CONFIG_TYPE_INT:
+		snprintf(buf, len, "%d", config_setting_get_int(s));
+		break;
+	case CONFIG_TYPE_INT64:
+		snprintf(buf, len, "%lldL", config_setting_get_int64(s));
+		break;
+	case CONFIG_TYPE_FLOAT: {
+		double d = config_setting_get_float(s);
+
+		/* keep the point: "2.0", not "2", or the message makes no sense */
+		if (d == (double)(long long)d && d > -1e15 && d < 1e15)
+			snprintf(buf, len, "%.1f", d);
+		else
+			snprintf(buf, len, "%g", d);
+		break;
+	}
+	case CONFIG_TYPE_BOOL:
+		snprintf(buf, len, "%s",
+			 config_setting_get_bool(s) ? "true" : "false");
+		break;
+	case CONFIG_TYPE_STRING:
+		escape(config_setting_get_string(s), tmp, sizeof(tmp));
+		snprintf(buf, len, "\"%s\"", tmp);
+		break;
+	case CONFIG_TYPE_GROUP:
+		snprintf(buf, len, "{ ... }");
+		break;
+	case CONFIG_TYPE_ARRAY:
+		snprintf(buf, len, "[ ... ]");
+		break;
+	case CONFIG_TYPE_LIST:
+		snprintf(buf, len, "( ... )");
+		break;
+	default:
+		snprintf(buf, len, "?");
+		break;
+	}
+}
+
+static void join_names(const char *const *names, const char *quote,
+		       char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; names[i]; i++) {
+		int w = snprintf(buf + o, len - o, "%s%s%s%s",
+				 i == 0 ? "" : names[i + 1] ? ", " : " or ",
+				 quote, names[i], quote);
+
+		if (w < 0 || (size_t)w >= len - o)
+			return;
+		o += (size_t)w;
+	}
+}
+
+static void join_keys(const char *const *names, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; names[i]; i++) {
+		int w = snprintf(buf + o, len - o, "%s%s", i ? ", " : "",
+				 names[i]);
+
+		if (w < 0 || (size_t)w >= len - o)
+			return;
+		o += (size_t)w;
+	}
+}
+
+/* "path:line: message" for setting s. Always returns -1. */
+static int fail_at(load_ctx *ctx, const config_setting_t *s,
+		   const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail_at(load_ctx *ctx, const config_setting_t *s,
+		   const char *fmt, ...)
+{
+	char msg[RB_ERR_MAX];
+	unsigned int line = s ? config_setting_source_line(s) : 0;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (line)
+		return rb_err_set(ctx->err, "%s:%u: %s", ctx->path, line, msg);
+	return rb_err_set(ctx->err, "%s: %s", ctx->path, msg);
+}
+
+static int fail_type(load_ctx *ctx, const config_setting_t *s,
+		     const char *expected)
+{
+	char key[256], val[160];
+
+	key_path(s, key, sizeof(key));
+	describe(s, val, sizeof(val));
+	return fail_at(ctx, s, "%s = %s has the wrong type: expected %s (%s)",
+		       key, val, expected, FIX_HINT);
+}
+
+static int replace_string(char **dst, const char *src)
+{
+	char *copy = strdup(src);
+
+	if (!copy)
+		return -1;
+	free(*dst);
+	*dst = copy;
+	return 0;
+}
+
+/* ---- the lexer pre-scan ------------------------------------------------- */
+
+static int add_big(load_ctx *ctx, unsigned int line, const char *name,
+		   unsigned int name_line, const char *text, size_t len)
+{
+	big_literal *b;
+	char lit[sizeof(b->text)];
+	size_t n = len < sizeof(lit) - 1 ? len : sizeof(lit) - 1;
+
+	b = realloc(ctx->big, (ctx->n_big + 1) * sizeof(*b));
+	if (!b)
+		return rb_err_set(ctx->err, "%s: out of memory", ctx->path);
+	ctx->big = b;
+	b = &ctx->big[ctx->n_big++];
+	memset(b, 0, sizeof(*b));
+	b->line = line;
+	b->name_line = name_line;
+	rb_strlcpy(b->name, name, sizeof(b->name));
+	memcpy(lit, text, n);
+	lit[n] = '\0';
+	if (n < len && n >= 3)
+		memcpy(lit + n - 3, "...", 3);
+	memcpy(b->text, lit, sizeof(lit));
+	return 0;
+}
+
+static bool is_suffix_l(const char *p, const char *end)
+{
+	size_t n = (size_t)(end - p);
+
+	return (n == 1 && p[0] == 'L') || (n == 2 && p[0] == 'L' && p[1] == 'L');
+}
+
+/* One numeric token text[0..len): record it if libconfig would wrap it. */
+static int check_literal(load_ctx *ctx, unsigned int line, const char *name,
+			 unsigned int name_line, const char *text, size_t len)
+{
+	const char *p = text, *end = text + len;
+	const char *digits_end;
+	bool hex, big = false;
+
+	if (*p == '-' || *p == '+')
+		p++;
+	hex = p + 1 < end && p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
+	if (!hex && (memchr(text, '.', len) || memchr(text, 'e', len) ||
+		     memchr(text, 'E', len)))
+		return 0; /* a float */
+	errno = 0;
+	if (hex) {
+		char *e;
+		unsigned long long u = strtoull(p, &e, 16);
+
+		digits_end = e;
+		if (digits_end == end)
+			big = errno == ERANGE || u > INT_MAX;
+		else if (is_suffix_l(digits_end, end))
+			big = errno == ERANGE || u > LLONG_MAX;
+		else
+			return 0; /* libconfig reports the syntax error */
+	} else {
+		char *e;
+		long long v = strtoll(text, &e, 10);
+
+		digits_end = e;
+		if (digits_end == end)
+			big = errno == ERANGE || v < INT_MIN || v > INT_MAX;
+		else if (is_suffix_l(digits_end, end))
+			big = errno == ERANGE;
+		else
+			return 0;
+	}
+	return big ? add_big(ctx, line, name, name_line, text, len) : 0;
+}
+
+static bool is_name_start(char c)
+{
+	return isalpha((unsigned char)c) || c == '*';
+}
+
+static bool is_name_char(char c)
+{
+	return isalnum((unsigned char)c) || c == '-' || c == '_' || c == '*';
+}
+
+/*
+ * Walk the text as libconfig's lexer would (comments, strings, names,
+ * numbers): refuse `@include` and NUL bytes, record oversized integers.
+ */
+static int prescan(load_ctx *ctx, const char *text, size_t len)
+{
+	unsigned int line = 1, last_line = 0, pending_line = 0;
+	char last[64] = "", pending[64] = "";
+	size_t i = 0;
+	const char *nul = memchr(text, '\0', len);
+
+	if (nul) {
+		for (const char *p = text; p < nul; p++)
+			line += *p == '\n';
+		return rb_err_set(ctx->err,
+				  "%s:%u: syntax error: a NUL byte (%s)",
+				  ctx->path, line, FILE_HINT);
+	}
+	while (i < len) {
+		char c = text[i];
+
+		if (c == '\n') {
+			line++;
+			i++;
+		} else if (c == '#' || (c == '/' && text[i + 1] == '/')) {
+			while (i < len && text[i] != '\n')
+				i++;
+		} else if (c == '/' && text[i + 1] == '*') {
+			for (i += 2; i < len; i++) {
+				if (text[i] == '*' && text[i + 1] == '/') {
+					i += 2;
+					break;
+				}
+				line += text[i] == '\n';
+			}
+		} else if (c == '"') {
+			for (i++; i < len && text[i] != '"'; i++) {
+				if (text[i] == '\\' && i + 1 < len)
+					i++;
+				line += text[i] == '\n';
+			}
+			i++;
+		} else if (c == '@') {
+			if (strncmp(text + i + 1, "include", 7) == 0)
+				return rb_err_set(ctx->err,
+					"%s:%u: @include is not allowed: put every setting in this one file (an included file could change the limits from outside it; %s)",
+					ctx->path, line, FILE_HINT);
+			i++;
+		} else if (is_name_start(c)) {
+			size_t j = i, n;
+
+			while (j < len && is_name_char(text[j]))
+				j++;
+			n = j - i < sizeof(last) - 1 ? j - i : sizeof(last) - 1;
+			memcpy(last, text + i, n);
+			last[n] = '\0';
+			last_line = line;
+			i = j;
+		} else if (c == '=' || c == ':') {
+			memcpy(pending, last, sizeof(pending));
+			pending_line = last_line;
+			i++;
+		} else if (isdigit((unsigned char)c) ||
+			   ((c == '-' || c == '+' || c == '.') &&
+			    (isdigit((unsigned char)text[i + 1]) ||
+			     text[i + 1] == '.'))) {
+			size_t j = i + 1;
+
+			while (j < len &&
+			       (isalnum((unsigned char)text[j]) ||
+				text[j] == '.' ||
+				((text[j] == '-' || text[j] == '+') &&
+				 (text[j - 1] == 'e' || text[j - 1] == 'E'))))
+				j++;
+			if (check_literal(ctx, line, pending, pending_line,
+					  text + i, j - i))
+				return -1;
+			i = j;
+		} else {
+			i++;
+		}
+	}
+	return 0;
+}
+
+/* ---- typed lookups ------------------------------------------------------ */
+
+/* Every member of group must be one of known[]. */
+static int check_known(load_ctx *ctx, const config_setting_t *group,
+		       const char *const *known)
+{
+	int n = config_setting_length(group);
+	char where[256], list[512];
+
+	key_path(group, where, sizeof(where));
+	for (int i = 0; i < n; i++) {
+		const config_setting_t *s = config_setting_get_elem(group, i);
+		const char *name = config_setting_name(s);
+		char key[256];
+		size_t k;
+
+		for (k = 0; known[k]; k++)
+			if (name && strcmp(name, known[k]) == 0)
+				break;
+		if (known[k])
+			continue;
+		key_path(s, key, sizeof(key));
+		join_keys(known, list, sizeof(list));
+		if (where[0])
+			return fail_at(ctx, s,
+				       "unknown key \"%s\" (known keys in %s: %s)",
+				       key, where, list);
+		return fail_at(ctx, s, "unknown key \"%s\" (known keys: %s)",
+			       key, list);
+	}
+	return 0;
+}
+
+/* Read an integer setting (int, or int64 that fits); floats are errors. */
+static int read_int(load_ctx *ctx, const config_setting_t *s, int_value *iv)
+{
+	const char *name = config_setting_name(s);
+	unsigned int line = config_setting_source_line(s);
+	int type = config_setting_type(s);
+
+	memset(iv, 0, sizeof(*iv));
+	iv->s = s;
+	key_path(s, iv->key, sizeof(iv->key));
+	if (type != CONFIG_TYPE_INT && type != CONFIG_TYPE_INT64)
+		return fail_type(ctx, s, "an integer");
+	for (size_t i = 0; i < ctx->n_big; i++) {
+		big_literal *b = &ctx->big[i];
+
+		if (!b->used && (b->line == line || b->name_line == line) &&
+		    name &&
+		    strcmp(b->name, name) == 0) {
+			b->used = true;
+			iv->overflow = true;
+			rb_strlcpy(iv->shown, b->text, sizeof(iv->shown));
+			return 0;
+		}
+	}
+	if (type == CONFIG_TYPE_INT)
+		iv->v = config_setting_get_int(s);
+	else
+		iv->v = config_setting_get_int64(s);
+	iv->overflow = iv->v < INT_MIN || iv->v > INT_MAX;
+	snprintf(iv->shown, sizeof(iv->shown), "%lld", iv->v);
+	return 0;
+}
+
+static int read_bool(load_ctx *ctx, const config_setting_t *s, bool *out)
+{
+	if (config_setting_type(s) != CONFIG_TYPE_BOOL)
+		return fail_type(ctx, s, "true or false");
+	*out = config_setting_get_bool(s) != 0;
+	return 0;
+}
+
+static int read_string(load_ctx *ctx, const config_setting_t *s,
+		       const char **out)
+{
+	if (config_setting_type(s) != CONFIG_TYPE_STRING)
+		return fail_type(ctx, s, "a string in double quotes");
+	*out = config_setting_get_string(s);
+	return 0;
+}
+
+static int read_enum(load_ctx *ctx, const config_setting_t *s,
+		     const char *const *names, int *out)
+{
+	const char *v = NULL;
+	char key[256], shown[160], list[160];
+
+	if (read_string(ctx, s, &v) < 0)
+		return -1;
+	for (int i = 0; names[i]; i++) {
+		if (strcmp(v, names[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	}
+	key_path(s, key, sizeof(key));
+	escape(v, shown, sizeof(shown));
+	join_names(names, "\"", list, sizeof(list));
+	return fail_at(ctx, s, "%s = \"%s\" is not valid: must be %s (%s)",
+		       key, shown, list, FIX_HINT);
+}
+
+static int require_group(load_ctx *ctx, const config_setting_t *s,
+			 const char *expected)
+{
+	if (config_setting_type(s) != CONFIG_TYPE_GROUP)
+		return fail_type(ctx, s, expected);
+	return 0;
+}
+
+static const char *accounting_name(rb_accounting a)
+{
+	return a == RB_ACCOUNTING_RAY ? "ray" : "grouped";
+}
+
+/* ---- value rules -------------------------------------------------------- */
+
+static int check_range(load_ctx *ctx, const int_value *iv, long long min,
+		       long long max, const char *unit)
+{
+	if (!iv->overflow && iv->v >= min && iv->v <= max)
+		return 0;
+	return fail_at(ctx, iv->s, "%s = %s is out of range: must be %lld..%lld%s (%s)",
+		       iv->key, iv->shown, min, max, unit, FIX_HINT);
+}
+
+/* M: 0..cap, or -1 with limits.allow_unlimited. */
+static int check_max_failures(load_ctx *ctx, const int_value *iv,
+			      const rb_config *cfg)
+{
+	if (!iv->overflow && iv->v == RB_UNLIMITED) {
+		if (cfg->caps.allow_unlimited)
+			return 0;
+		return fail_at(ctx, iv->s,
+			       "%s = -1 (unlimited) is not allowed: limits.allow_unlimited is false (set limits.allow_unlimited = true, or give a value 0..%d, then run restore-budget check-config)",
+			       iv->key, cfg->caps.max_failures);
+	}
+	if (iv->overflow || iv->v < 0 || iv->v > RB_MAX_FAILURES_MAX)
+		return fail_at(ctx, iv->s,
+			       "%s = %s is out of range: must be 0..%d, or -1 for unlimited (%s)",
+			       iv->key, iv->shown, RB_MAX_FAILURES_MAX, FIX_HINT);
+	if (iv->v > cfg->caps.max_failures)
+		return fail_at(ctx, iv->s,
+			       "%s = %s exceeds the cap limits.max_failures = %d (lower it to at most %d or raise the cap, then run restore-budget check-config)",
+			       iv->key, iv->shown, cfg->caps.max_failures,
+			       cfg->caps.max_failures);
+	return 0;
+}
+
+/* R: 1..cap in grouped mode, 0..cap in ray mode. */
+static int check_retry(load_ctx *ctx, const int_value *iv,
+		       const rb_config *cfg)
+{
+	int min = cfg->accounting == RB_ACCOUNTING_GROUPED ? 1 : 0;
+
+	if (iv->overflow || iv->v < min || iv->v > RB_RESTORE_RETRY_MAX)
+		return fail_at(ctx, iv->s,
+			       "%s = %s is out of range: must be %d..%d with restore_accounting = \"%s\" (%s)",
+			       iv->key, iv->shown, min, RB_RESTORE_RETRY_MAX,
+			       accounting_name(cfg->accounting), FIX_HINT);
+	if (iv->v > cfg->caps.restore_retry_num)
+		return fail_at(ctx, iv->s,
+			       "%s = %s exceeds the cap limits.restore_retry_num = %d (lower it to at most %d or raise the cap, then run restore-budget check-config)",
+			       iv->key, iv->shown, cfg->caps.restore_retry_num,
+			       cfg->caps.restore_retry_num);
+	return 0;
+}
+
+static int check_timeout(load_ctx *ctx, const int_value *iv)
+{
+	return check_range(ctx, iv, 0, RB_RESTORE_TIMEOUT_MAX, " seconds");
+}
+
+/* A file name (checkpoint.pattern / checkpoint.latest). */
+static int check_file_name(load_ctx *ctx, const config_setting_t *s,
+			   const char *v, bool no_dot)
+{
+	char key[256], shown[160];
+
+	if (v[0] && !strchr(v, '/') && strlen(v) <= RB_NAME_MAX &&
+	    !(no_dot && v[0] == '.'))
+		return 0;
+	key_path(s, key, sizeof(key));
+	escape(v, shown, sizeof(shown));
+	return fail_at(ctx, s,
+		       "%s = \"%s\" is not valid: must be a non-empty file name of at most %d bytes without '/'%s (%s)",
+		       key, shown, RB_NAME_MAX,
+		       no_dot ? " that does not start with '.'" : "", FIX_HINT);
+}
+
+/* ---- sections ----------------------------------------------------------- */
+
+static int load_limits(load_ctx *ctx, const config_setting_t *g,
+		       rb_config *cfg)
+{
+	const config_setting_t *s;
+	int_value iv;
+
+	if (require_group(ctx, g, "a group { max_failures = N; restore_retry_num = N; allow_unlimited = BOOL; }") < 0 ||
+	    check_known(ctx, g, limits_keys) < 0)
+		return -1;
+	if ((s = config_setting_get_member(g, "max_failures"))) {
+		if (read_int(ctx, s, &iv) < 0 ||
+		    check_range(ctx, &iv, 0, RB_MAX_FAILURES_MAX, "") < 0)
+			return -1;
+		cfg->caps.max_failures = (int)iv.v;
+	}
+	if ((s = config_setting_get_member(g, "restore_retry_num"))) {
+		if (read_int(ctx, s, &iv) < 0 ||
+		    check_range(ctx, &iv, 1, RB_RESTORE_RETRY_MAX, "") < 0)
+			return -1;
+		cfg->caps.restore_retry_num = (int)iv.v;
+	}
+	if ((s = config_setting_get_member(g, "allow_unlimited")) &&
+	    read_bool(ctx, s, &cfg->caps.allow_unlimited) < 0)
+		return -1;
+	return 0;
+}
+
+static int load_checkpoint(load_ctx *ctx, const config_setting_t *g,
+			   rb_config *cfg)
+{
+	const config_setting_t *s;
+	const char *v = NULL;
+
+	if (require_group(ctx, g, "a group { pattern = \"...\"; latest = \"...\"; }") < 0 ||
+	    check_known(ctx, g, checkpoint_keys) < 0)
+		return -1;
+	if ((s = config_setting_get_member(g, "pattern"))) {
+		if (read_string(ctx, s, &v) < 0 ||
+		    check_file_name(ctx, s, v, false) < 0)
+			return -1;
+		if (replace_string(&cfg->checkpoint_pattern, v) < 0)
+			return rb_err_set(ctx->err, "%s: out of memory", ctx->path);
+	}
+	if ((s = config_setting_get_member(g, "latest"))) {
+		if (read_string(ctx, s, &v) < 0 ||
+		    check_file_name(ctx, s, v, true) < 0)
+			return -1;
+		if (replace_string(&cfg->checkpoint_latest, v) < 0)
+			return rb_err_set(ctx->err, "%s: out of memory", ctx->path);
+	}
+	return 0;
+}
+
+/* One partition or account group. out->name is set by the caller. */
+static int load_overrides(load_ctx *ctx, const config_setting_t *g,
+			  const rb_config *cfg, rb_overrides *out,
+			  const char **name)
+{
+	const config_setting_t *s;
+	int_value iv;
+
+	*name = config_setting_name(g);
+	if (require_group(ctx, g, "a group { max_failures = N; restore_retry_num = N; restore_timeout = SEC; }") < 0 ||
+	    check_known(ctx, g, override_keys) < 0)
+		return -1;
+	if ((s = config_setting_get_member(g, "name"))) {
+		char key[256], shown[160];
+
+		if (read_string(ctx, s, name) < 0)
+			return -1;
+		if (!(*name)[0] || strlen(*name) > RB_NAME_MAX) {
+			key_path(s, key, sizeof(key));
+			escape(*name, shown, sizeof(shown));
+			return fail_at(ctx, s,
+				       "%s = \"%s\" is not valid: must be a non-empty name of at most %d bytes (%s)",
+				       key, shown, RB_NAME_MAX, FIX_HINT);
+		}
+	}
+	if ((s = config_setting_get_member(g, "max_failures"))) {
+		if (read_int(ctx, s, &iv) < 0 ||
+		    check_max_failures(ctx, &iv, cfg) < 0)
+			return -1;
+		out->has_max_failures = true;
+		out->max_failures = (int)iv.v;
+	}
+	if ((s = config_setting_get_member(g, "restore_retry_num"))) {
+		if (read_int(ctx, s, &iv) < 0 || check_retry(ctx, &iv, cfg) < 0)
+			return -1;
+		out->has_restore_retry_num = true;
+		out->restore_retry_num = (int)iv.v;
+	}
+	if ((s = config_setting_get_member(g, "restore_timeout"))) {
+		if (read_int(ctx, s, &iv) < 0 || check_timeout(ctx, &iv) < 0)
+			return -1;
+		out->has_restore_timeout = true;
+		out->restore_timeout = (int)iv.v;
+	}
+	return 0;
+}
+
+/* partitions = { NAME = { ... }; ... } or accounts = { ... }. */
+static int load_named(load_ctx *ctx, const config_setting_t *g,
+		      const rb_config *cfg, bool ignore_case,
+		      rb_named_overrides **arr, size_t *count)
+{
+	int n;
+	const char *what = config_setting_name(g);
+
+	if (require_group(ctx, g, "a group { NAME = { max_failures = N; ... }; ... }") < 0)
+		return -1;
+	n = config_setting_length(g);
+	if (n == 0)
+		return 0;
+	*arr = calloc((size_t)n, sizeof(**arr));
+	if (!*arr)
+		return rb_err_set(ctx->err, "%s: out of memory", ctx->path);
+	for (int i = 0; i < n; i++) {
+		const config_setting_t *e = config_setting_get_elem(g, i);
+		rb_named_overrides *o = &(*arr)[*count];
+		const char *name;
+
+		if (load_overrides(ctx, e, cfg, &o->values, &name) < 0)
+			return -1;
+		for (size_t k = 0; k < *count; k++) {
+			const char *other = (*arr)[k].name;
+			char shown[160];
+
+			if (ignore_case ? strcasecmp(other, name) :
+					  strcmp(other, name))
+				continue;
+			escape(name, shown, sizeof(shown));
+			return fail_at(ctx, e,
+				       "%s.%s: \"%s\" is already configured by %s.%s at line %u (%skeep one group for it, then run restore-budget check-config)",
+				       what, config_setting_name(e), shown, what,
+				       config_setting_name(config_setting_get_elem(g, (unsigned int)k)),
+				       config_setting_source_line(config_setting_get_elem(g, (unsigned int)k)),
+				       ignore_case ? "account names match ignoring case; " : "");
+		}
+		o->name = strdup(name);
+		if (!o->name)
+			return rb_err_set(ctx->err, "%s: out of memory", ctx->path);
+		(*count)++;
+	}
+	return 0;
+}
+
+/* The top level, in dependency order: accounting and caps first. */
+static int load_root(load_ctx *ctx, const config_setting_t *root,
+		     rb_config *cfg)
+{
+	const config_setting_t *s;
+	int_value iv;
+	const char *v = NULL;
+	int e = 0;
+	bool has_m = false, has_r = false;
+
+	if (check_known(ctx, root, top_keys) < 0)
+		return -1;
+	if ((s = config_setting_get_member(root, "restore_accounting"))) {
+		if (read_enum(ctx, s, accounting_names, &e) < 0)
+			return -1;
+		cfg->accounting = (rb_accounting)e;
+	}
+	if ((s = config_setting_get_member(root, "limits")) &&
+	    load_limits(ctx, s, cfg) < 0)
+		return -1;
+	if ((s = config_setting_get_member(root, "state_dir"))) {
+		char shown[160];
+
+		if (read_string(ctx, s, &v) < 0)
+			return -1;
+		escape(v, shown, sizeof(shown));
+		if (v[0] != '/')
+			return fail_at(ctx, s,
+				       "state_dir = \"%s\" is not an absolute path: must start with '/' (%s)",
+				       shown, FIX_HINT);
+		if (strlen(v) > RB_STATE_DIR_MAX)
+			return fail_at(ctx, s,
+				       "state_dir = \"%s\" is too long: must be at most %d bytes (%s)",
+				       shown, RB_STATE_DIR_MAX, FIX_HINT);
+		if (replace_string(&cfg->state_dir, v) < 0)
+			return rb_err_set(ctx->err, "%s: out of memory", ctx->path);
+	}
+	if ((s = config_setting_get_member(root, "max_failures"))) {
+		if (read_int(ctx, s, &iv) < 0 ||
+		    check_max_failures(ctx, &iv, cfg) < 0)
+			return -1;
+		cfg->max_failures = (int)iv.v;
+		has_m = true;
+	}
+	if ((s = config_setting_get_member(root, "restore_retry_num"))) {
+		if (read_int(ctx, s, &iv) < 0 || check_retry(ctx, &iv, cfg) < 0)
+			return -1;
+		cfg->restore_retry_num = (int)iv.v;
+		has_r = true;
+	}
+	/* A built-in default the admin did not write follows a lower cap. */
+	if (!has_m && cfg->max_failures > cfg->caps.max_failures)
+		cfg->max_failures = cfg->caps.max_failures;
+	if (!has_r && cfg->restore_retry_num > cfg->caps.restore_retry_num)
+		cfg->restore_retry_num = cfg->caps.restore_retry_num;
+	if ((s = config_setting_get_member(root, "restore_timeout"))) {
+		if (read_int(ctx, s, &iv) < 0 || check_timeout(ctx, &iv) < 0)
+			return -1;
+		cfg->restore_timeout = (int)iv.v;
+	}
+	if ((s = config_setting_get_member(root, "count_preemptions")) &&
+	    read_bool(ctx, s, &cfg->count_preemptions) < 0)
+		return -1;
+	if ((s = config_setting_get_member(root, "track"))) {
+		if (read_enum(ctx, s, track_names, &e) < 0)
+			return -1;
+		cfg->track = (rb_track)e;
+	}
+	if ((s = config_setting_get_member(root, "on_error"))) {
+		if (read_enum(ctx, s, on_error_names, &e) < 0)
+			return -1;
+		cfg->on_error = (rb_on_error)e;
+	}
+	if ((s = config_setting_get_member(root, "on_exhausted"))) {
+		if (read_enum(ctx, s, on_exhausted_names, &e) < 0)
+			return -1;
+		cfg->on_exhausted = (rb_on_exhausted)e;
+	}
+	if ((s = config_setting_get_member(root, "checkpoint")) &&
+	    load_checkpoint(ctx, s, cfg) < 0)
+		return -1;
+	if ((s = config_setting_get_member(root, "partitions")) &&
+	    load_named(ctx, s, cfg, false, &cfg->partitions,
+		       &cfg->n_partitions) < 0)
+		return -1;
+	if ((s = config_setting_get_member(root, "accounts")) &&
+	    load_named(ctx, s, cfg, true, &cfg->accounts,
+		       &cfg->n_accounts) < 0)
+		return -1;
+	/* Every oversized literal in a key we read was reported above; one left
+	 * over sits where no integer belongs. Never let a wrapped value pass. */
+	for (size_t i = 0; i < ctx->n_big; i++)
+		if (!ctx->big[i].used)
+			return rb_err_set(ctx->err,
+					  "%s:%u: %s%s%s is out of range: integers must fit in 32 bits (%s)",
+					  ctx->path, ctx->big[i].line,
+					  ctx->big[i].name,
+					  ctx->big[i].name[0] ? " = " : "",
+					  ctx->big[i].text, FIX_HINT);
+	return 0;
+}
+
+/* Read the whole file. Keeps errno of the failure for the caller. */
+static int read_text(const char *path, char **out, size_t *outlen,
+		     rb_err *err)
+{
+	int fd = -1, saved = 0;
+	char *buf = NULL;
+	size_t len = 0;
+	struct stat st;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		goto fail_errno;
+	if (S_ISDIR(st.st_mode)) {
+		errno = EISDIR;
+		goto fail_errno;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		saved = EINVAL;
+		rb_err_set(err, "%s: cannot read: not a regular file", path);
+		goto fail;
+	}
+	if (st.st_mode & S_IWOTH) {
+		saved = EPERM;
+		rb_err_set(err,
+			   "%s: refusing a file every user may write: anyone could change the limits (run chmod o-w %s)",
+			   path, path);
+		goto fail;
+	}
+	if (st.st_size > RB_CONFIG_MAX_BYTES) {
+		saved = EFBIG;
+		rb_err_set(err, "%s: cannot read: larger than %d bytes", path,
+			   RB_CONFIG_MAX_BYTES);
+		goto fail;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		goto fail_errno;
+	while (len < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + len, (size_t)st.st_size - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto fail_errno;
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	close(fd);
+	*out = buf;
+	*outlen = len;
+	return 0;
+
+fail_errno:
+	saved = errno;
+	rb_err_set(err, "%s: cannot read: %s", path, strerror(saved));
+fail:
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	errno = saved;
+	return -1;
+}
+
+/* ---- public API --------------------------------------------------------- */
+
+rb_config *rb_config_defaults(void)
+{
+	rb_config *cfg = calloc(1, sizeof(*cfg));
+
+	if (!cfg)
+		return NULL;
+	cfg->path = strdup("(built-in defaults)");
+	cfg->state_dir = strdup(RB_DEFAULT_STATE_DIR);
+	cfg->checkpoint_pattern = strdup("checkpoint*");
+	cfg->checkpoint_latest = strdup("latest");
+	if (!cfg->path || !cfg->state_dir || !cfg->checkpoint_pattern ||
+	    !cfg->checkpoint_latest)
+		goto fail;
+	cfg->max_failures = 2;
+	cfg->restore_retry_num = 3;
+	cfg->restore_timeout = 300;
+	cfg->accounting = RB_ACCOUNTING_GROUPED;
+	cfg->count_preemptions = false;
+	cfg->track = RB_TRACK_ALL;
+	cfg->on_error = RB_ON_ERROR_OPEN;
+	cfg->on_exhausted = RB_ON_EXHAUSTED_FAIL;
+	cfg->caps.max_failures = 10;
+	cfg->caps.restore_retry_num = 10;
+	cfg->caps.allow_unlimited = false;
+	return cfg;
+
+fail:
+	rb_config_free(cfg);
+	return NULL;
+}
+
+static void free_named(rb_named_overrides *arr, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(arr[i].name);
+	free(arr);
+}
+
+void rb_config_free(rb_config *cfg)
+{
+	if (!cfg)
+		return;
+	free(cfg->path);
+	free(cfg->state_dir);
+	free(cfg->checkpoint_pattern);
+	free(cfg->checkpoint_latest);
+	free_named(cfg->partitions, cfg->n_partitions);
+	free_named(cfg->accounts, cfg->n_accounts);
+	free(cfg);
+}
+
+int rb_config_load(const char *path, rb_config **out, rb_err *err)
+{
+	load_ctx ctx = { .path = path, .err = err };
+	config_t lc;
+	bool lc_init = false;
+	char *text = NULL;
+	size_t len = 0;
+	rb_config *cfg = NULL;
+	int saved = 0;
+
+	*out = NULL;
+	if (!path || !path[0]) {
+		saved = EINVAL;
+		rb_err_set(err, "(no path): cannot read: no config file given");
+		goto fail;
+	}
+	if (read_text(path, &text, &len, err) < 0) {
+		saved = errno;
+		goto fail;
+	}
+	saved = EINVAL;
+	if (prescan(&ctx, text, len) < 0)
+		goto fail;
+	config_init(&lc);
+	lc_init = true;
+	/* No autoconvert: a float is never silently an integer. Includes are
+	 * refused by prescan(), so none is ever opened (see top of file); the
+	 * include dir stays unset (config_set_include_dir(NULL) crashes 1.5). */
+	config_set_options(&lc, 0);
+	if (config_read_string(&lc, text) != CONFIG_TRUE) {
+		const char *f = config_error_file(&lc);
+
+		rb_err_set(err, "%s:%d: syntax error: %s (%s)", f ? f : path,
+			   config_error_line(&lc),
+			   config_error_text(&lc) ? config_error_text(&lc) :
+						    "unknown error",
+			   FILE_HINT);
+		goto fail;
+	}
+	cfg = rb_config_defaults();
+	if (!cfg || replace_string(&cfg->path, path) < 0) {
+		rb_err_set(err, "%s: out of memory", path);
+		saved = ENOMEM;
+		goto fail;
+	}
+	if (load_root(&ctx, config_root_setting(&lc), cfg) < 0)
+		goto fail;
+	config_destroy(&lc);
+	free(text);
+	free(ctx.big);
+	*out = cfg;
+	return 0;
+
+fail:
+	rb_config_free(cfg);
+	if (lc_init)
+		config_destroy(&lc);
+	free(text);
+	free(ctx.big);
+	errno = saved;
+	return -1;
+}
+
+/* ---- resolving a job's limits ------------------------------------------- */
+
+static void append_line(char *warn, size_t warnlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void append_line(char *warn, size_t warnlen, const char *fmt, ...)
+{
+	size_t o;
+	va_list ap;
+
+	if (!warn || warnlen == 0)
+		return;
+	o = strnlen(warn, warnlen);
+	if (o >= warnlen - 1)
+		return;
+	if (o > 0) {
+		warn[o++] = '\n';
+		warn[o] = '\0';
+	}
+	va_start(ap, fmt);
+	vsnprintf(warn + o, warnlen - o, fmt, ap);
+	va_end(ap);
+}
+
+static const rb_named_overrides *find_named(const rb_named_overrides *arr,
+					    size_t n, const char *name,
+					    bool ignore_case)
+{
+	if (!name)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (ignore_case ? !strcasecmp(arr[i].name, name) :
+				  !strcmp(arr[i].name, name))
+			return &arr[i];
+	return NULL;
+}
+
+static void apply(rb_limits *out, const rb_overrides *o)
+{
+	if (o->has_max_failures)
+		out->max_failures = o->max_failures;
+	if (o->has_restore_retry_num)
+		out->restore_retry_num = o->restore_retry_num;
+	if (o->has_restore_timeout)
+		out->restore_timeout = o->restore_timeout;
+}
+
+static void format_mf(int v, char *buf, size_t len)
+{
+	if (v == RB_UNLIMITED)
+		snprintf(buf, len, "unlimited");
+	else
+		snprintf(buf, len, "%d", v);
+}
+
+int rb_config_resolve(const rb_config *cfg, const char *partition,
+		      const char *account, const rb_overrides *job,
+		      rb_limits *out, char *warn, size_t warnlen)
+{
+	const rb_named_overrides *p, *a;
+	int clamped = 0;
+	char asked[32];
+
+	if (warn && warnlen)
+		warn[0] = '\0';
+	memset(out, 0, sizeof(*out));
+	out->max_failures = cfg->max_failures;
+	out->restore_retry_num = cfg->restore_retry_num;
+	out->restore_timeout = cfg->restore_timeout;
+	out->accounting = cfg->accounting;
+	out->count_preemptions = cfg->count_preemptions;
+	if ((p = find_named(cfg->partitions, cfg->n_partitions, partition,
+			    false)))
+		apply(out, &p->values);
+	if ((a = find_named(cfg->accounts, cfg->n_accounts, account, true)))
+		apply(out, &a->values);
+	if (!job)
+		return 0;
+
+	if (job->has_max_failures) {
+		int v = job->max_failures, cap = cfg->caps.max_failures;
+
+		format_mf(v, asked, sizeof(asked));
+		if (v == RB_UNLIMITED && !cfg->caps.allow_unlimited) {
+			append_line(warn, warnlen,
+				    "--max-failures=%s exceeds the cap limits.max_failures = %d set in %s (limits.allow_unlimited is false): using %d",
+				    asked, cap, cfg->path, cap);
+			v = cap;
+			clamped++;
+		} else if (v > cap) {
+			append_line(warn, warnlen,
+				    "--max-failures=%s exceeds the cap limits.max_failures = %d set in %s: using %d",
+				    asked, cap, cfg->path, cap);
+			v = cap;
+			clamped++;
+		} else if (v < RB_UNLIMITED) {
+			append_line(warn, warnlen,
+				    "--max-failures=%s is below 0: using 0",
+				    asked);
+			v = 0;
+			clamped++;
+		}
+		out->max_failures = v;
+	}
+	if (job->has_restore_retry_num) {
+		int v = job->restore_retry_num, cap = cfg->caps.restore_retry_num;
+		int min = cfg->accounting == RB_ACCOUNTING_GROUPED ? 1 : 0;
+
+		if (v > cap) {
+			append_line(warn, warnlen,
+				    "--restore-retries=%d exceeds the cap limits.restore_retry_num = %d set in %s: using %d",
+				    v, cap, cfg->path, cap);
+			v = cap;
+			clamped++;
+		} else if (v < min) {
+			append_line(warn, warnlen,
+				    "--restore-retries=%d is below the minimum %d with restore_accounting = \"%s\" set in %s: using %d",
+				    v, min, accounting_name(cfg->accounting),
+				    cfg->path, min);
+			v = min;
+			clamped++;
+		}
+		out->restore_retry_num = v;
+	}
+	if (job->has_restore_timeout) {
+		int v = job->restore_timeout;
+
+		if (v < 0 || v > RB_RESTORE_TIMEOUT_MAX) {
+			int to = v < 0 ? 0 : RB_RESTORE_TIMEOUT_MAX;
+
+			append_line(warn, warnlen,
+				    "--restore-timeout=%d is out of range 0..%d: using %d",
+				    v, RB_RESTORE_TIMEOUT_MAX, to);
+			v = to;
+			clamped++;
+		}
+		out->restore_timeout = v;
+	}
+	return clamped;
+}
+
+/* ---- job options -------------------------------------------------------- */
+
+typedef enum { NUM_OK = 0, NUM_EMPTY, NUM_GARBAGE, NUM_RANGE } num_status;
+
+/* Strict decimal: digits only; a '-' followed by digits is out of range. */
+static num_status parse_decimal(const char *s, long long max, int *out)
+{
+	const char *p = s;
+	bool negative = false;
+	long long v = 0;
+
+	if (!s || !*s)
+		return NUM_EMPTY;
+	if (*p == '-') {
+		negative = true;
+		p++;
+	}
+	if (!*p)
+		return NUM_GARBAGE;
+	for (const char *q = p; *q; q++)
+		if (*q < '0' || *q > '9')
+			return NUM_GARBAGE;
+	if (negative)
+		return NUM_RANGE;
+	for (; *p; p++) {
+		v = v * 10 + (*p - '0');
+		if (v > max)
+			return NUM_RANGE;
+	}
+	*out = (int)v;
+	return NUM_OK;
+}
+
+/* The job options rb_options_parse() knows. */
+typedef enum { OPT_MAX_FAILURES, OPT_RESTORE_RETRIES, OPT_RESTORE_TIMEOUT } opt_id;
+
+static const struct {
+	const char *name;
+	opt_id id;
+	int max;
+} job_options[] = {
+	{ "max-failures", OPT_MAX_FAILURES, RB_MAX_FAILURES_MAX },
+	{ "restore-retries", OPT_RESTORE_RETRIES, RB_RESTORE_RETRY_MAX },
+	{ "restore-timeout", OPT_RESTORE_TIMEOUT, RB_RESTORE_TIMEOUT_MAX },
+};
+
+/* What an option accepts, for its error messages. */
+static void option_expected(opt_id id, char *buf, size_t len)
+{
+	switch (id) {
+	case OPT_MAX_FAILURES:
+		snprintf(buf, len, "an integer 0..%d or \"unlimited\"",
+			 RB_MAX_FAILURES_MAX);
+		break;
+	case OPT_RESTORE_RETRIES:
+		snprintf(buf, len, "an integer 0..%d", RB_RESTORE_RETRY_MAX);
+		break;
+	case OPT_RESTORE_TIMEOUT:
+		snprintf(buf, len, "a number of seconds 0..%d",
+			 RB_RESTORE_TIMEOUT_MAX);
+		break;
+	}
+}
+
+int rb_options_parse(rb_overrides *job, const char *name, const char *value,
+		     rb_err *err)
+{
+	char shown[80], nm[80], expected[96];
+	const char *why;
+	size_t i, n = sizeof(job_options) / sizeof(job_options[0]);
+	int v = 0;
+
+	escape(value ? value : "", shown, sizeof(shown));
+	escape(name ? name : "", nm, sizeof(nm));
+	if (!job)
+		return rb_err_set(err, "--%s=%s: internal error: nowhere to store it",
+				  nm, shown);
+	for (i = 0; i < n; i++)
+		if (name && strcmp(name, job_options[i].name) == 0)
+			break;
+	if (i == n)
+		return rb_err_set(err,
+				  "--%s=%s: unknown option (known: --max-failures, --restore-retries, --restore-timeout)",
+				  nm, shown);
+	option_expected(job_options[i].id, expected, sizeof(expected));
+
+	if (job_options[i].id == OPT_MAX_FAILURES && value &&
+	    (strcmp(value, "unlimited") == 0 || strcmp(value, "-1") == 0)) {
+		job->has_max_failures = true;
+		job->max_failures = RB_UNLIMITED;
+		return 0;
+	}
+	switch (parse_decimal(value, job_options[i].max, &v)) {
+	case NUM_OK:
+		break;
+	case NUM_EMPTY:
+		why = "empty value";
+		goto fail;
+	case NUM_GARBAGE:
+		why = "not a number";
+		goto fail;
+	default:
+		why = "out of range";
+		goto fail;
+	}
+	switch (job_options[i].id) {
+	case OPT_MAX_FAILURES:
+		job->has_max_failures = true;
+		job->max_failures = v;
+		break;
+	case OPT_RESTORE_RETRIES:
+		job->has_restore_retry_num = true;
+		job->restore_retry_num = v;
+		break;
+	case OPT_RESTORE_TIMEOUT:
+		job->has_restore_timeout = true;
+		job->restore_timeout = v;
+		break;
+	}
+	return 0;
+
+fail:
+	return rb_err_set(err, "--%s=%s: %s (expected %s)", nm, shown, why,
+			  expected);
+}
+
+int rb_config_check_caps(const rb_config *cfg, const rb_overrides *job,
+			 rb_err *err)
+{
+	if (!job)
+		return 0;
+	if (job->has_max_failures) {
+		int v = job->max_failures, cap = cfg->caps.max_failures;
+
+		if (v == RB_UNLIMITED && !cfg->caps.allow_unlimited)
+			return rb_err_set(err,
+					  "--max-failures=unlimited exceeds the cap limits.max_failures = %d set in %s: limits.allow_unlimited is false (ask your admin, or request at most %d)",
+					  cap, cfg->path, cap);
+		if (v > cap)
+			return rb_err_set(err,
+					  "--max-failures=%d exceeds the cap limits.max_failures = %d set in %s (ask your admin, or request at most %d)",
+					  v, cap, cfg->path, cap);
+		if (v < RB_UNLIMITED)
+			return rb_err_set(err,
+					  "--max-failures=%d is out of range (request 0..%d)",
+					  v, cap);
+	}
+	if (job->has_restore_retry_num) {
+		int v = job->restore_retry_num, cap = cfg->caps.restore_retry_num;
+		int min = cfg->accounting == RB_ACCOUNTING_GROUPED ? 1 : 0;
+
+		if (v > cap)
+			return rb_err_set(err,
+					  "--restore-retries=%d exceeds the cap limits.restore_retry_num = %d set in %s (ask your admin, or request at most %d)",
+					  v, cap, cfg->path, cap);
+		if (v < min)
+			return rb_err_set(err,
+					  "--restore-retries=%d is below the minimum %d with restore_accounting = \"%s\" set in %s (request at least %d)",
+					  v, min, accounting_name(cfg->accounting),
+					  cfg->path, min);
+	}
+	if (job->has_restore_timeout &&
+	    (job->restore_timeout < 0 ||
+	     job->restore_timeout > RB_RESTORE_TIMEOUT_MAX))
+		return rb_err_set(err,
+				  "--restore-timeout=%d is out of range (request 0..%d seconds)",
+				  job->restore_timeout, RB_RESTORE_TIMEOUT_MAX);
+	return 0;
+}

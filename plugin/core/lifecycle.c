@@ -1,0 +1,466 @@
+/*
+ * lifecycle.c - apply a job's life events to its ledger record.
+ *
+ * Every update is: lock, read, engine, write, append, unlock. A record that
+ * cannot be read (corrupt, torn, unknown version) is an error, never a fresh
+ * budget: the caller applies on_error.
+ */
+#include "lifecycle.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ledger.h"
+
+#define EVENT_MAX (3 * RB_PATH_MAX + 2048)
+
+/* --- event lines ------------------------------------------------------------ */
+
+typedef struct {
+	char buf[EVENT_MAX];
+	size_t len;
+	bool overflow;
+} event_line;
+
+static void ev_raw(event_line *e, const char *key, const char *value)
+{
+	int n;
+
+	if (e->overflow)
+		return;
+	n = snprintf(e->buf + e->len, sizeof(e->buf) - e->len, "%s%s=%s",
+		     e->len ? " " : "", key, value);
+	if (n < 0 || (size_t)n >= sizeof(e->buf) - e->len)
+		e->overflow = true;
+	else
+		e->len += (size_t)n;
+}
+
+static void ev_str(event_line *e, const char *key, const char *value)
+{
+	char esc[3 * RB_PATH_MAX + 1];
+
+	if (rb_kv_escape(value ? value : "", esc, sizeof(esc)) < 0)
+		rb_strlcpy(esc, "(too-long)", sizeof(esc));
+	ev_raw(e, key, esc);
+}
+
+static void ev_int(event_line *e, const char *key, int64_t v)
+{
+	char num[32];
+
+	snprintf(num, sizeof(num), "%" PRId64, v);
+	ev_raw(e, key, num);
+}
+
+static void ev_pair(event_line *e, const char *key, int64_t from, int64_t to)
+{
+	char num[64];
+
+	snprintf(num, sizeof(num), "%" PRId64 "->%" PRId64, from, to);
+	ev_raw(e, key, num);
+}
+
+static void ev_limits(event_line *e, const rb_limits *l)
+{
+	ev_int(e, "max_failures", l->max_failures);
+	ev_int(e, "restore_retry_num", l->restore_retry_num);
+	ev_int(e, "restore_timeout", l->restore_timeout);
+	ev_raw(e, "accounting", rb_accounting_name(l->accounting));
+	ev_int(e, "count_preemptions", l->count_preemptions);
+}
+
+/* --- one locked update ------------------------------------------------------- */
+
+typedef struct {
+	rb_ledger *ledger;
+	rb_job *job;
+	rb_record rec;
+	bool found;
+} locked_record;
+
+static int lock_and_read(const rb_config *cfg, const char *cluster,
+			 uint32_t job_id, locked_record *lr, rb_err *err)
+{
+	int rc;
+
+	memset(lr, 0, sizeof(*lr));
+	if (rb_ledger_open(cfg->state_dir, cluster, RB_LEDGER_WRITE,
+			   &lr->ledger, err) < 0)
+		return -1;
+	if (rb_ledger_lock(lr->ledger, job_id, &lr->job, err) < 0)
+		goto fail;
+	rc = rb_ledger_read(lr->ledger, job_id, &lr->rec, err);
+	if (rc < 0)
+		goto fail;
+	lr->found = rc == 0;
+	return 0;
+fail:
+	if (lr->job)
+		rb_ledger_unlock(lr->job);
+	rb_ledger_close(lr->ledger);
+	memset(lr, 0, sizeof(*lr));
+	return -1;
+}
+
+static void unlock_close(locked_record *lr)
+{
+	if (lr->job)
+		rb_ledger_unlock(lr->job);
+	if (lr->ledger)
+		rb_ledger_close(lr->ledger);
+	lr->job = NULL;
+	lr->ledger = NULL;
+}
+
+/* Write the record first, then the event: a crash between them leaves a
+ * record that is right and an event log that is one line short, never an
+ * event for a change that did not happen. */
+static int commit(locked_record *lr, const event_line *e, rb_err *err)
+{
+	if (rb_ledger_write(lr->job, &lr->rec, err) < 0)
+		return -1;
+	if (e->overflow)
+		return rb_err_set(err, "event line too long for job %u",
+				  lr->rec.job_id);
+	return rb_ledger_append(lr->job, e->buf, err);
+}
+
+/* --- acknowledgements ---------------------------------------------------------- */
+
+int rb_ack_path(const rb_config *cfg, const char *cluster, uint32_t job_id,
+		int64_t attempt, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s/%s/ack/%u/attempt-%" PRId64,
+			 cfg->state_dir, cluster, job_id, attempt);
+
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* Open <state_dir>/<cluster>/ack/<job_id>, each step O_NOFOLLOW from the one
+ * before. With uid != (uint32_t)-1, create what is missing and give the
+ * job's directory to the job's user. Returns an fd or -1. */
+static int open_ack_dir(const rb_config *cfg, const char *cluster,
+			uint32_t job_id, uint32_t uid, uint32_t gid)
+{
+	const int dflags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	bool create = uid != (uint32_t)-1;
+	char name[32];
+	int top = -1, cl = -1, ack = -1, jobdir = -1;
+	struct stat st;
+
+	top = open(cfg->state_dir, dflags);
+	if (top < 0)
+		goto out;
+	cl = openat(top, cluster, dflags);
+	if (cl < 0)
+		goto out;
+	if (create && mkdirat(cl, "ack", 0755) < 0 && errno != EEXIST)
+		goto out;
+	ack = openat(cl, "ack", dflags);
+	if (ack < 0 || fstat(ack, &st) < 0 || st.st_uid != 0 ||
+	    (st.st_mode & 022))
+		goto out;
+	snprintf(name, sizeof(name), "%u", job_id);
+	if (create && mkdirat(ack, name, 0700) == 0 &&
+	    fchownat(ack, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+		goto out;
+	jobdir = openat(ack, name, dflags);
+out:
+	if (top >= 0)
+		close(top);
+	if (cl >= 0)
+		close(cl);
+	if (ack >= 0)
+		close(ack);
+	return jobdir;
+}
+
+int rb_ack_present(const rb_config *cfg, const char *cluster, uint32_t job_id,
+		   int64_t attempt)
+{
+	char name[48];
+	struct stat st;
+	int dir = open_ack_dir(cfg, cluster, job_id, (uint32_t)-1, 0);
+	int rc;
+
+	if (dir < 0)
+		return errno == ENOENT ? 0 : -1;
+	snprintf(name, sizeof(name), "attempt-%" PRId64, attempt);
+	/* never opened, never followed: only its existence counts */
+	rc = fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 1 : 0;
+	close(dir);
+	return rc;
+}
+
+/* --- events -------------------------------------------------------------------- */
+
+static void fill_job_fields(rb_record *rec, const rb_job_info *job)
+{
+	rb_strlcpy(rec->cluster, job->cluster, sizeof(rec->cluster));
+	rec->job_id = job->job_id;
+	rec->uid = job->uid;
+	rec->gid = job->gid;
+	rb_strlcpy(rec->user, job->user ? job->user : "", sizeof(rec->user));
+	rb_strlcpy(rec->partition, job->partition ? job->partition : "",
+		   sizeof(rec->partition));
+	rb_strlcpy(rec->account, job->account ? job->account : "",
+		   sizeof(rec->account));
+	rb_strlcpy(rec->work_dir, job->work_dir ? job->work_dir : "",
+		   sizeof(rec->work_dir));
+	rb_strlcpy(rec->checkpoint_dir,
+		   job->checkpoint_dir ? job->checkpoint_dir : "",
+		   sizeof(rec->checkpoint_dir));
+}
+
+/* An ack left by the previous attempt counts even if its epilog never ran. */
+static void confirm_by_ack(const rb_config *cfg, locked_record *lr,
+			   event_line *e)
+{
+	rb_attempt *cur = &lr->rec.budget.cur;
+
+	if (cur->attempt < 0 || cur->phase != RB_PHASE_RESTORING ||
+	    cur->confirmed != RB_CONFIRM_NONE)
+		return;
+	if (rb_ack_present(cfg, lr->rec.cluster, lr->rec.job_id,
+			   cur->attempt) == 1 &&
+	    rb_engine_confirm(&lr->rec.budget, cur->attempt, RB_CONFIRM_ACK))
+		ev_raw(e, "confirmed_previous", "ack");
+}
+
+int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
+		       rb_start_result *out, rb_err *err)
+{
+	locked_record lr;
+	event_line e = { .len = 0 };
+	rb_budget *b;
+	int ack_dir;
+
+	memset(out, 0, sizeof(*out));
+	if (lock_and_read(cfg, job->cluster, job->job_id, &lr, err) < 0)
+		return -1;
+	b = &lr.rec.budget;
+	if (!lr.found) {
+		lr.rec.created = job->now;
+	}
+	rb_config_resolve(cfg, job->partition, job->account, &job->options,
+			  &out->limits, out->warnings, sizeof(out->warnings));
+
+	out->duplicate = job->attempt <= b->cur.attempt;
+	if (out->duplicate) {
+		out->decision = rb_engine_start(b, job->attempt, &out->limits,
+						job->now, &out->charge,
+						out->reason, sizeof(out->reason));
+		unlock_close(&lr);
+		return 0;
+	}
+
+	ev_raw(&e, "kind", "start");
+	ev_int(&e, "attempt", job->attempt);
+	confirm_by_ack(cfg, &lr, &e);
+	fill_job_fields(&lr.rec, job);
+	out->decision = rb_engine_start(b, job->attempt, &out->limits,
+					job->now, &out->charge, out->reason,
+					sizeof(out->reason));
+	ev_raw(&e, "decision",
+	       out->decision == RB_DECISION_REFUSE ? "refuse" : "run");
+	ev_int(&e, "charged", out->charge.attempt);
+	ev_raw(&e, "charge", rb_charge_name(out->charge.kind));
+	if (out->charge.attempt >= 0) {
+		char end[32];
+
+		rb_end_format(out->charge.end, 0, end, sizeof(end));
+		ev_raw(&e, "charged_end", end);
+		ev_raw(&e, "charged_phase", rb_phase_name(out->charge.phase));
+	}
+	ev_pair(&e, "failures", out->charge.failures_before,
+		out->charge.failures_after);
+	ev_pair(&e, "restore_failures", out->charge.restore_failures_before,
+		out->charge.restore_failures_after);
+	ev_int(&e, "granted", b->granted);
+	ev_limits(&e, &out->limits);
+	ev_str(&e, "checkpoint", b->checkpoint);
+	ev_str(&e, "reason", out->reason);
+	if (out->warnings[0])
+		ev_str(&e, "warnings", out->warnings);
+
+	if (commit(&lr, &e, err) < 0)
+		goto fail;
+	unlock_close(&lr);
+
+	/* The job's acknowledgement directory; an error here only costs the
+	 * ack path of confirmation (restore_timeout and exit 0 still work). */
+	ack_dir = open_ack_dir(cfg, job->cluster, job->job_id, job->uid,
+			       job->gid);
+	if (ack_dir < 0)
+		rb_log(RB_LOG_WARNING,
+		       "job %u: cannot prepare the acknowledgement directory under %s: %s",
+		       job->job_id, cfg->state_dir, strerror(errno));
+	else
+		close(ack_dir);
+	return 0;
+fail:
+	unlock_close(&lr);
+	return -1;
+}
+
+int rb_lifecycle_report(const rb_config *cfg, const char *cluster,
+			uint32_t job_id, int64_t attempt, rb_phase phase,
+			const char *checkpoint, rb_err *err)
+{
+	locked_record lr;
+	event_line e = { .len = 0 };
+	int rc = -1;
+
+	if (lock_and_read(cfg, cluster, job_id, &lr, err) < 0)
+		return -1;
+	if (!lr.found || lr.rec.budget.cur.attempt != attempt) {
+		rb_err_set(err, "job %u attempt %" PRId64 " was not recorded at its start (prolog)",
+			   job_id, attempt);
+		goto out;
+	}
+	rb_engine_set_phase(&lr.rec.budget, attempt, phase, checkpoint);
+	ev_raw(&e, "kind", "report");
+	ev_int(&e, "attempt", attempt);
+	ev_raw(&e, "phase", rb_phase_name(phase));
+	ev_str(&e, "checkpoint", lr.rec.budget.cur.checkpoint);
+	rc = commit(&lr, &e, err);
+out:
+	unlock_close(&lr);
+	return rc;
+}
+
+/* The end an epilog sees, given the attempt the prolog recorded. */
+static rb_end epilog_end(int64_t recorded, int64_t restart_count,
+			 int exit_code, int sig, int *code)
+{
+	*code = 0;
+	if (restart_count > recorded)
+		return RB_END_INTERRUPTED;
+	if (sig != 0) {
+		*code = 128 + sig;
+		return RB_END_FAILED;
+	}
+	if (exit_code != 0) {
+		*code = exit_code;
+		return RB_END_FAILED;
+	}
+	return RB_END_COMPLETED;
+}
+
+static int record_end(const rb_config *cfg, const char *cluster,
+		      uint32_t job_id, int64_t attempt, bool from_epilog,
+		      rb_end end, int code, int64_t now,
+		      int exit_code, int sig, rb_err *err)
+{
+	locked_record lr;
+	event_line e = { .len = 0 };
+	rb_attempt *cur;
+	char endtxt[32];
+	int rc = 0;
+
+	/* Untracked jobs (no record) leave no trace: look before locking,
+	 * since the lock creates the job's event log. */
+	rc = rb_lifecycle_read(cfg, cluster, job_id, &lr.rec, err);
+	if (rc != 0)
+		return rc > 0 ? 0 : -1;
+	if (lock_and_read(cfg, cluster, job_id, &lr, err) < 0)
+		return -1;
+	cur = &lr.rec.budget.cur;
+	if (from_epilog) {
+		/* attempt holds the restart count the epilog sees */
+		end = epilog_end(cur->attempt, attempt, exit_code, sig, &code);
+		attempt = cur->attempt;
+	}
+	ev_raw(&e, "kind", "end");
+	ev_int(&e, "attempt", attempt);
+	confirm_by_ack(cfg, &lr, &e);
+	/* another node's epilog already recorded it, or a stale call */
+	if (!lr.found || !rb_engine_end(&lr.rec.budget, attempt, end, code, now))
+		goto out;
+	rb_end_format(cur->end, cur->end_code, endtxt, sizeof(endtxt));
+	ev_raw(&e, "end", endtxt);
+	ev_raw(&e, "phase", rb_phase_name(cur->phase));
+	ev_raw(&e, "confirmed", rb_confirm_name(cur->confirmed));
+	ev_int(&e, "ran", cur->end_time - cur->start_time);
+	rc = commit(&lr, &e, err);
+out:
+	unlock_close(&lr);
+	return rc;
+}
+
+int rb_lifecycle_end(const rb_config *cfg, const char *cluster,
+		     uint32_t job_id, int64_t attempt, rb_end end, int code,
+		     int64_t now, rb_err *err)
+{
+	return record_end(cfg, cluster, job_id, attempt, false, end, code, now,
+			  0, 0, err);
+}
+
+int rb_lifecycle_epilog(const rb_config *cfg, const char *cluster,
+			uint32_t job_id, int64_t restart_count, int exit_code,
+			int signal, int64_t now, rb_err *err)
+{
+	return record_end(cfg, cluster, job_id, restart_count, true,
+			  RB_END_NONE, 0, now, exit_code, signal, err);
+}
+
+int rb_lifecycle_grant(const rb_config *cfg, const char *cluster,
+		       uint32_t job_id, int n, const char *by, rb_err *err)
+{
+	locked_record lr;
+	event_line e = { .len = 0 };
+	int before, rc = -1;
+
+	if (n <= 0 || n > RB_MAX_FAILURES_MAX)
+		return rb_err_set(err, "--failures %d: must be 1..%d", n,
+				  RB_MAX_FAILURES_MAX);
+	if (lock_and_read(cfg, cluster, job_id, &lr, err) < 0)
+		return -1;
+	if (!lr.found) {
+		rb_err_set(err, "job %u has no record in %s/%s", job_id,
+			   cfg->state_dir, cluster);
+		goto out;
+	}
+	before = lr.rec.budget.granted;
+	if (before > RB_MAX_FAILURES_MAX - n) {
+		rb_err_set(err, "job %u: granted would exceed %d", job_id,
+			   RB_MAX_FAILURES_MAX);
+		goto out;
+	}
+	lr.rec.budget.granted = before + n;
+	ev_raw(&e, "kind", "grant");
+	ev_int(&e, "attempt", lr.rec.budget.cur.attempt);
+	ev_pair(&e, "granted", before, before + n);
+	ev_str(&e, "by", by);
+	rc = commit(&lr, &e, err);
+out:
+	unlock_close(&lr);
+	return rc;
+}
+
+int rb_lifecycle_read(const rb_config *cfg, const char *cluster,
+		      uint32_t job_id, rb_record *rec, rb_err *err)
+{
+	char path[RB_PATH_MAX];
+	struct stat st;
+	rb_ledger *l;
+	int rc;
+
+	/* No job of this cluster was ever recorded: not an error. */
+	snprintf(path, sizeof(path), "%s/%s", cfg->state_dir, cluster);
+	if (lstat(path, &st) < 0 && errno == ENOENT) {
+		rb_record_init(rec);
+		return 1;
+	}
+	if (rb_ledger_open(cfg->state_dir, cluster, RB_LEDGER_READ, &l, err) < 0)
+		return -1;
+	rc = rb_ledger_read(l, job_id, rec, err);
+	rb_ledger_close(l);
+	return rc;
+}

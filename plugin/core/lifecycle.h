@@ -1,0 +1,91 @@
+/*
+ * lifecycle.h - a job's life events applied to its ledger record.
+ *
+ * Each function is one read-modify-write under the job's lock: read the
+ * record, apply the engine, write the record atomically, append an event
+ * line. The SPANK glue only gathers the inputs (from Slurm) and calls these;
+ * everything here runs without Slurm, so the unit tests and benchmarks drive
+ * the same code the plugin runs.
+ */
+#ifndef RB_LIFECYCLE_H
+#define RB_LIFECYCLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "diag.h"
+#include "engine.h"
+#include "record.h"
+
+/* What the prolog knows of the job. */
+typedef struct {
+	const char *cluster;
+	uint32_t job_id;
+	int64_t attempt;          /* SLURM_JOB_RESTART_COUNT */
+	uint32_t uid, gid;
+	const char *user;
+	const char *partition;
+	const char *account;
+	const char *work_dir;
+	const char *checkpoint_dir; /* --checkpoint-dir, or NULL */
+	rb_overrides options;      /* parsed job options */
+	int64_t now;
+} rb_job_info;
+
+/* What the prolog decided. */
+typedef struct {
+	rb_decision decision;
+	rb_limits limits;
+	rb_charge charge;
+	bool duplicate;            /* this attempt had already started */
+	char reason[RB_REASON_MAX];
+	char warnings[RB_ERR_MAX]; /* clamps of job options, for the job's stderr */
+} rb_start_result;
+
+/* Prolog: charge the previous attempt and record attempt n (idempotent). */
+int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
+		       rb_start_result *out, rb_err *err);
+
+/* Batch step (root): attempt n was handed `checkpoint` and starts in `phase`. */
+int rb_lifecycle_report(const rb_config *cfg, const char *cluster,
+			uint32_t job_id, int64_t attempt, rb_phase phase,
+			const char *checkpoint, rb_err *err);
+
+/* Attempt n ended. code: exit status, or 128+signal. */
+int rb_lifecycle_end(const rb_config *cfg, const char *cluster,
+		     uint32_t job_id, int64_t attempt, rb_end end, int code,
+		     int64_t now, rb_err *err);
+
+/*
+ * Epilog: how did the recorded attempt end? The job's restart count is now
+ * `restart_count`; a count above the recorded attempt means the controller
+ * requeued it while it ran (INTERRUPTED); otherwise exit_code/signal (from
+ * SLURM_JOB_EXIT_CODE2) say FAILED (non-zero, or a signal) or COMPLETED.
+ */
+int rb_lifecycle_epilog(const rb_config *cfg, const char *cluster,
+			uint32_t job_id, int64_t restart_count, int exit_code,
+			int signal, int64_t now, rb_err *err);
+
+/* Admin: give a job n more failures of budget (recorded in the event log). */
+int rb_lifecycle_grant(const rb_config *cfg, const char *cluster,
+		       uint32_t job_id, int n, const char *by, rb_err *err);
+
+/* Read a job's record without the lock: 0, 1 = none, -1 = error. */
+int rb_lifecycle_read(const rb_config *cfg, const char *cluster,
+		      uint32_t job_id, rb_record *rec, rb_err *err);
+
+/*
+ * The acknowledgement file of attempt n, written by the job as its user:
+ * <state_dir>/<cluster>/ack/<job_id>/attempt-<n>. The per-job directory is
+ * owned by the job's user (mode 0700) inside a root-owned tree; root only
+ * ever fstatat()s the file with AT_SYMLINK_NOFOLLOW, never opens it.
+ */
+int rb_ack_path(const rb_config *cfg, const char *cluster, uint32_t job_id,
+		int64_t attempt, char *buf, size_t len);
+
+/* Has attempt n been acknowledged? 1 yes, 0 no, -1 error. */
+int rb_ack_present(const rb_config *cfg, const char *cluster, uint32_t job_id,
+		   int64_t attempt);
+
+#endif

@@ -1,0 +1,595 @@
+/*
+ * restore_budget.c - the SPANK glue: the only file that knows Slurm.
+ *
+ * It gathers each callback's inputs from Slurm and hands them to the core
+ * (plugin/core/lifecycle.c). Which callback does what (SLURM-FACTS.md):
+ *   sbatch         init: register options; init_post_opt: refuse over-cap values
+ *   slurmd         init: load and check the config, log loudly
+ *   job_prolog     (root, every node) charge the previous attempt, record this one
+ *   user_init      (batch step, euid = job user) find the checkpoint, export env
+ *   task_post_fork (batch step, root) record the phase and checkpoint handed out
+ *   task_init      (job user) refuse an exhausted attempt: the job ends FAILED 1:0
+ *   job_epilog     (root, every node) record how the attempt ended
+ * Every callback returns 0 except task_init's refusal and sbatch's option
+ * checks: a failing prolog, epilog, user_init or slurmd init drains the node
+ * or stops slurmd.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <slurm/slurm.h>
+#include <slurm/spank.h>
+
+#include "checkpoint.h"
+#include "config.h"
+#include "diag.h"
+#include "engine.h"
+#include "lifecycle.h"
+#include "record.h"
+
+SPANK_PLUGIN(restore_budget, 1);
+
+#define OPT_MAX_FAILURES 1
+#define OPT_RESTORE_RETRIES 2
+#define OPT_CHECKPOINT_DIR 3
+#define OPT_RESTORE_TIMEOUT 4
+
+/* --- state of this process ------------------------------------------------- */
+
+/* plugstack.conf arguments */
+static char config_path[RB_PATH_MAX] = RB_DEFAULT_CONFIG_PATH;
+static bool config_path_given;
+
+/* What the batch step learned in user_init, for task_post_fork and
+ * task_init (the forked task inherits it). */
+static struct {
+	bool tracked;          /* this job is tracked and its record was read */
+	bool refuse;           /* task_init must refuse this attempt */
+	char refuse_msg[2 * RB_PATH_MAX + RB_ERR_MAX];
+	char cluster[RB_NAME_MAX];
+	uint32_t job_id;
+	int64_t attempt;
+	rb_phase phase;
+	char checkpoint[RB_PATH_MAX];
+	char warning[RB_ERR_MAX + 128]; /* printed to the job's stderr by task_init */
+} step;
+
+/* --- logging --------------------------------------------------------------- */
+
+static void slurm_sink(rb_log_level level, const char *msg)
+{
+	switch (level) {
+	case RB_LOG_ERROR:
+		slurm_error("%s", msg);
+		break;
+	case RB_LOG_WARNING:
+	case RB_LOG_INFO:
+		slurm_info("%s", msg);
+		break;
+	default:
+		slurm_debug("%s", msg);
+		break;
+	}
+}
+
+/* --- options ----------------------------------------------------------------- */
+
+static int option_cb(int val, const char *optarg, int remote);
+
+static struct spank_option options[] = {
+	{ "max-failures", "N",
+	  "restore_budget: fail the job after N failures; every R failed "
+	  "restores count as one (N or 'unlimited'; the admin caps it)",
+	  1, OPT_MAX_FAILURES, option_cb },
+	{ "restore-retries", "R",
+	  "restore_budget: failed restores that count as one failure",
+	  1, OPT_RESTORE_RETRIES, option_cb },
+	{ "checkpoint-dir", "DIR",
+	  "restore_budget: directory the job writes its checkpoints to "
+	  "(relative to the working directory); the newest is handed to each "
+	  "rerun as RESTORE_BUDGET_CHECKPOINT",
+	  1, OPT_CHECKPOINT_DIR, option_cb },
+	{ "restore-timeout", "SEC",
+	  "restore_budget: a restore that runs SEC seconds counts as "
+	  "confirmed (0 = only the job's acknowledgement confirms)",
+	  1, OPT_RESTORE_TIMEOUT, option_cb },
+	SPANK_OPTIONS_TABLE_END
+};
+
+static const char *option_name(int val)
+{
+	for (size_t i = 0; options[i].name; i++)
+		if (options[i].val == val)
+			return options[i].name;
+	return "?";
+}
+
+/* Checks the syntax only; safe to call twice ("Slurm can call us twice"). */
+static int option_cb(int val, const char *optarg, int remote)
+{
+	rb_overrides scratch = { 0 };
+	rb_err err;
+
+	if (val == OPT_CHECKPOINT_DIR) {
+		if (!optarg || !optarg[0] || strlen(optarg) >= RB_PATH_MAX) {
+			slurm_error(RB_PREFIX "--checkpoint-dir needs a directory "
+				    "shorter than %d bytes", RB_PATH_MAX);
+			return -1;
+		}
+		return 0;
+	}
+	if (rb_options_parse(&scratch, option_name(val), optarg, &err) < 0) {
+		slurm_error(RB_PREFIX "%s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* The job's options, as far as this context can see them. */
+static bool read_options(spank_t sp, rb_overrides *job, char *ckpt_dir,
+			 size_t len)
+{
+	bool any = false;
+
+	memset(job, 0, sizeof(*job));
+	ckpt_dir[0] = '\0';
+	for (size_t i = 0; options[i].name; i++) {
+		char *value = NULL;
+		rb_err err;
+
+		if (spank_option_getopt(sp, &options[i], &value) !=
+		    ESPANK_SUCCESS || !value)
+			continue;
+		any = true;
+		if (options[i].val == OPT_CHECKPOINT_DIR)
+			rb_strlcpy(ckpt_dir, value, len);
+		else if (rb_options_parse(job, options[i].name, value, &err) < 0)
+			rb_log(RB_LOG_ERROR, "%s (ignored)", err.msg);
+	}
+	return any;
+}
+
+/* --- helpers ------------------------------------------------------------------- */
+
+static int parse_args(int ac, char **av)
+{
+	for (int i = 0; i < ac; i++) {
+		if (strncmp(av[i], "config=", 7) == 0) {
+			if (rb_strlcpy(config_path, av[i] + 7,
+				       sizeof(config_path)) < 0)
+				return -1;
+			config_path_given = true;
+		} else {
+			rb_log(RB_LOG_ERROR,
+			       "plugstack.conf: unknown argument \"%s\" (known: config=PATH)",
+			       av[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Load the config; the default path may be absent (built-in defaults). */
+static rb_config *load_config(rb_err *err)
+{
+	rb_config *cfg = NULL;
+
+	if (!config_path_given && access(config_path, F_OK) < 0 &&
+	    errno == ENOENT)
+		return rb_config_defaults();
+	if (rb_config_load(config_path, &cfg, err) < 0)
+		return NULL;
+	return cfg;
+}
+
+static bool env_int64(const char *s, int64_t *out)
+{
+	char *end;
+	long long v;
+
+	if (!s || !*s)
+		return false;
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || *end || v < 0)
+		return false;
+	*out = v;
+	return true;
+}
+
+static bool env_u32(const char *s, uint32_t *out)
+{
+	int64_t v;
+
+	if (!env_int64(s, &v) || v > UINT32_MAX)
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+static const char *env_or(const char *name, const char *fallback)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? v : fallback;
+}
+
+/* The cluster's name keys the ledger: the same job id on two clusters
+ * sharing a state_dir must not share a budget. */
+static const char *cluster_name(void)
+{
+	return env_or("SLURM_CLUSTER_NAME", "cluster");
+}
+
+/* --- sbatch ---------------------------------------------------------------------- */
+
+/* Refusing at submission is kinder than clamping at run time. */
+static int allocator_check_caps(spank_t sp)
+{
+	rb_overrides job;
+	char dir[RB_PATH_MAX];
+	rb_config *cfg;
+	rb_err err;
+	int rc = 0;
+
+	if (!read_options(sp, &job, dir, sizeof(dir)))
+		return 0;
+	cfg = load_config(&err);
+	if (!cfg)
+		return 0; /* unreadable here: clamped at run time instead */
+	if (rb_config_check_caps(cfg, &job, &err) < 0) {
+		slurm_error(RB_PREFIX "%s", err.msg);
+		rc = -1;
+	}
+	rb_config_free(cfg);
+	return rc;
+}
+
+/* --- prolog and epilog (root, every node of the job) --------------------------- */
+
+static bool job_is_tracked(const rb_config *cfg, bool has_options)
+{
+	return cfg->track == RB_TRACK_ALL || has_options;
+}
+
+static void prolog(spank_t sp)
+{
+	rb_overrides opts;
+	char ckpt_dir[RB_PATH_MAX];
+	rb_job_info job = { 0 };
+	rb_start_result res;
+	rb_config *cfg;
+	rb_err err;
+	bool has_options;
+
+	cfg = load_config(&err);
+	if (!cfg) {
+		rb_log(RB_LOG_ERROR, "prolog: %s; job %s runs untracked (on_error)",
+		       err.msg, env_or("SLURM_JOB_ID", "?"));
+		return;
+	}
+	has_options = read_options(sp, &opts, ckpt_dir, sizeof(ckpt_dir));
+	if (!job_is_tracked(cfg, has_options))
+		goto out;
+	if (!env_u32(getenv("SLURM_JOB_ID"), &job.job_id) ||
+	    !env_u32(getenv("SLURM_JOB_UID"), &job.uid) ||
+	    !env_u32(getenv("SLURM_JOB_GID"), &job.gid)) {
+		rb_log(RB_LOG_ERROR, "prolog: SLURM_JOB_ID/UID/GID missing; job untracked");
+		goto out;
+	}
+	if (!env_int64(getenv("SLURM_JOB_RESTART_COUNT"), &job.attempt))
+		job.attempt = 0;
+	job.cluster = cluster_name();
+	job.user = env_or("SLURM_JOB_USER", "");
+	job.partition = env_or("SLURM_JOB_PARTITION", NULL);
+	job.account = env_or("SLURM_JOB_ACCOUNT", NULL);
+	job.work_dir = env_or("SLURM_JOB_WORK_DIR", "");
+	job.checkpoint_dir = ckpt_dir[0] ? ckpt_dir : NULL;
+	job.options = opts;
+	job.now = time(NULL);
+
+	if (rb_lifecycle_start(cfg, &job, &res, &err) < 0) {
+		rb_log(RB_LOG_ERROR, "prolog: job %u attempt %" PRId64 ": %s",
+		       job.job_id, job.attempt, err.msg);
+		goto out;
+	}
+	if (!res.duplicate)
+		rb_log(res.decision == RB_DECISION_REFUSE ? RB_LOG_WARNING :
+							    RB_LOG_INFO,
+		       "job %u attempt %" PRId64 ": %s%s", job.job_id,
+		       job.attempt, res.reason,
+		       res.decision == RB_DECISION_REFUSE ?
+			       " (refused in task_init)" : "");
+out:
+	rb_config_free(cfg);
+}
+
+/* SLURM_JOB_EXIT_CODE2 is "EXIT:SIGNAL". */
+static void parse_exit_code2(const char *s, int *exit_code, int *sig)
+{
+	*exit_code = 0;
+	*sig = 0;
+	if (s && sscanf(s, "%d:%d", exit_code, sig) != 2) {
+		*exit_code = 0;
+		*sig = 0;
+	}
+}
+
+static void epilog(spank_t sp)
+{
+	rb_config *cfg;
+	rb_err err;
+	uint32_t job_id;
+	int64_t count = 0;
+	int exit_code, sig;
+
+	if (!env_u32(getenv("SLURM_JOB_ID"), &job_id))
+		return;
+	cfg = load_config(&err);
+	if (!cfg) {
+		rb_log(RB_LOG_ERROR, "epilog: job %u: %s", job_id, err.msg);
+		return;
+	}
+	env_int64(getenv("SLURM_JOB_RESTART_COUNT"), &count);
+	parse_exit_code2(getenv("SLURM_JOB_EXIT_CODE2"), &exit_code, &sig);
+	/* An untracked job has no record: rb_lifecycle_epilog does nothing. */
+	if (rb_lifecycle_epilog(cfg, cluster_name(), job_id, count, exit_code,
+				sig, time(NULL), &err) < 0)
+		rb_log(RB_LOG_ERROR, "epilog: job %u: %s", job_id, err.msg);
+	rb_config_free(cfg);
+}
+
+/* --- batch step ------------------------------------------------------------------ */
+
+static bool is_batch_step(spank_t sp)
+{
+	uint32_t stepid = 0;
+
+	if (spank_get_item(sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS)
+		return false;
+	return stepid == SLURM_BATCH_SCRIPT;
+}
+
+static void setenv_str(spank_t sp, const char *name, const char *value)
+{
+	if (spank_setenv(sp, name, value, 1) != ESPANK_SUCCESS)
+		rb_log(RB_LOG_ERROR, "cannot set %s in the job's environment", name);
+}
+
+static void setenv_int(spank_t sp, const char *name, int64_t value)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%" PRId64, value);
+	setenv_str(sp, name, buf);
+}
+
+static void export_env(spank_t sp, const rb_config *cfg, const rb_record *rec)
+{
+	const rb_budget *b = &rec->budget;
+	const rb_limits *l = &b->cur.limits;
+	int64_t left = rb_engine_restores_left(b, l);
+	char buf[RB_PATH_MAX + 64];
+
+	setenv_int(sp, "RESTORE_BUDGET_ATTEMPT", step.attempt);
+	setenv_str(sp, "RESTORE_BUDGET_PHASE", rb_phase_name(step.phase));
+	setenv_str(sp, "RESTORE_BUDGET_CHECKPOINT", step.checkpoint);
+	setenv_int(sp, "RESTORE_BUDGET_FAILURES", b->failures);
+	if (l->max_failures < 0)
+		setenv_str(sp, "RESTORE_BUDGET_MAX_FAILURES", "unlimited");
+	else
+		setenv_int(sp, "RESTORE_BUDGET_MAX_FAILURES",
+			   (int64_t)l->max_failures + b->granted);
+	setenv_int(sp, "RESTORE_BUDGET_RESTORE_FAILURES", b->restore_failures);
+	setenv_int(sp, "RESTORE_BUDGET_RESTORE_RETRY_NUM", l->restore_retry_num);
+	if (left < 0)
+		setenv_str(sp, "RESTORE_BUDGET_RESTORES_LEFT", "unlimited");
+	else
+		setenv_int(sp, "RESTORE_BUDGET_RESTORES_LEFT", left);
+	rb_end_format(b->prev_end, b->prev_end_code, buf, sizeof(buf));
+	setenv_str(sp, "RESTORE_BUDGET_LAST_END", buf);
+	if (rb_ack_path(cfg, step.cluster, step.job_id, step.attempt, buf,
+			sizeof(buf)) == 0)
+		setenv_str(sp, "RESTORE_BUDGET_ACK_FILE", buf);
+}
+
+static void refuse_message(const rb_config *cfg, const rb_record *rec)
+{
+	const rb_budget *b = &rec->budget;
+	const rb_limits *l = &b->cur.limits;
+
+	snprintf(step.refuse_msg, sizeof(step.refuse_msg),
+		 RB_PREFIX "job %u attempt %" PRId64 " refused: restore budget "
+		 "exhausted: failures F=%d > max_failures M=%d (restore failures "
+		 "r=%d of R=%d; limits from %s). The checkpoint %s is kept. "
+		 "An admin can add budget with 'restore-budget grant %u "
+		 "--failures N' and requeue the job.\n",
+		 step.job_id, step.attempt, b->failures,
+		 l->max_failures + b->granted, b->restore_failures,
+		 l->restore_retry_num, cfg->path,
+		 b->checkpoint[0] ? b->checkpoint : "(none)", step.job_id);
+}
+
+/* Internal error in the batch step: on_error decides. */
+static void step_error(const rb_config *cfg, const char *what)
+{
+	bool closed = cfg && cfg->on_error == RB_ON_ERROR_CLOSED;
+
+	rb_log(RB_LOG_ERROR, "job %u: %s%s", step.job_id, what,
+	       closed ? " (on_error = closed: attempt refused)" :
+			" (on_error = open: the job runs untracked)");
+	if (closed) {
+		step.refuse = true;
+		snprintf(step.refuse_msg, sizeof(step.refuse_msg),
+			 RB_PREFIX "job %u refused: %s (on_error = \"closed\" "
+			 "in %s; ask your admin)\n", step.job_id, what,
+			 cfg->path);
+	}
+}
+
+/* Runs with euid = the job's user: the checkpoint is found as the user. */
+static void batch_user_init(spank_t sp)
+{
+	rb_overrides opts;
+	char ckpt_dir[RB_PATH_MAX];
+	char found[RB_PATH_MAX] = "";
+	rb_record rec;
+	rb_config *cfg;
+	rb_err err;
+	bool has_options;
+	int rc;
+
+	memset(&step, 0, sizeof(step));
+	if (spank_get_item(sp, S_JOB_ID, &step.job_id) != ESPANK_SUCCESS)
+		return;
+	cfg = load_config(&err);
+	if (!cfg) {
+		/* config unreadable: with no config there is no on_error to
+		 * consult; the error is in slurmd's log and the prolog's */
+		rb_log(RB_LOG_ERROR, "job %u: %s; the job runs untracked",
+		       step.job_id, err.msg);
+		return;
+	}
+	has_options = read_options(sp, &opts, ckpt_dir, sizeof(ckpt_dir));
+	if (!job_is_tracked(cfg, has_options))
+		goto out;
+	{
+		char name[RB_NAME_MAX];
+
+		if (spank_getenv(sp, "SLURM_CLUSTER_NAME", name, sizeof(name)) !=
+		    ESPANK_SUCCESS)
+			rb_strlcpy(name, "cluster", sizeof(name));
+		rb_strlcpy(step.cluster, name, sizeof(step.cluster));
+	}
+	rc = rb_lifecycle_read(cfg, step.cluster, step.job_id, &rec, &err);
+	if (rc != 0) {
+		step_error(cfg, rc > 0 ? "no ledger record (the prolog did not record this attempt)" :
+					 err.msg);
+		goto out;
+	}
+	step.attempt = rec.budget.cur.attempt;
+	if (rec.budget.cur.refused) {
+		step.refuse = true;
+		refuse_message(cfg, &rec);
+	}
+	if (ckpt_dir[0]) {
+		rc = rb_checkpoint_find(rec.work_dir, ckpt_dir,
+					cfg->checkpoint_pattern,
+					cfg->checkpoint_latest, found,
+					sizeof(found), &err);
+		if (rc < 0) {
+			snprintf(step.warning, sizeof(step.warning),
+				 RB_PREFIX "%s; handing out the last known checkpoint\n",
+				 err.msg);
+			found[0] = '\0';
+		}
+	}
+	rb_strlcpy(step.checkpoint, found[0] ? found : rec.budget.checkpoint,
+		   sizeof(step.checkpoint));
+	step.phase = rb_engine_start_phase(step.attempt, step.checkpoint);
+	step.tracked = true;
+	export_env(sp, cfg, &rec);
+out:
+	rb_config_free(cfg);
+}
+
+/* Root again: record what the attempt was handed. */
+static void batch_post_fork(void)
+{
+	rb_config *cfg;
+	rb_err err;
+
+	if (!step.tracked)
+		return;
+	step.tracked = false; /* once per step, not once per task */
+	cfg = load_config(&err);
+	if (!cfg)
+		return;
+	if (rb_lifecycle_report(cfg, step.cluster, step.job_id, step.attempt,
+				step.phase, step.checkpoint, &err) < 0)
+		rb_log(RB_LOG_ERROR, "job %u attempt %" PRId64 ": %s",
+		       step.job_id, step.attempt, err.msg);
+	rb_config_free(cfg);
+}
+
+/* --- SPANK entry points -------------------------------------------------------- */
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	spank_context_t ctx = spank_context();
+
+	rb_log_set_sink(slurm_sink);
+	if (parse_args(ac, av) < 0)
+		rb_log(RB_LOG_ERROR, "bad plugstack.conf arguments; using %s",
+		       config_path);
+	for (size_t i = 0; options[i].name; i++)
+		if (spank_option_register(sp, &options[i]) != ESPANK_SUCCESS)
+			rb_log(RB_LOG_ERROR, "cannot register --%s",
+			       options[i].name);
+
+	if (ctx == S_CTX_SLURMD) {
+		/* A typo shows at daemon start; slurmd must stay up regardless. */
+		rb_err err;
+		rb_config *cfg = load_config(&err);
+
+		if (!cfg)
+			rb_log(RB_LOG_ERROR, "%s: jobs will run untracked or be refused (on_error) until it is fixed",
+			       err.msg);
+		else
+			rb_log(RB_LOG_INFO, "config %s loaded (state_dir %s)",
+			       cfg->path, cfg->state_dir);
+		rb_config_free(cfg);
+	}
+	return 0;
+}
+
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
+{
+	if (spank_context() == S_CTX_ALLOCATOR)
+		return allocator_check_caps(sp);
+	return 0;
+}
+
+int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
+{
+	prolog(sp);
+	return 0; /* never: a failing prolog drains the node */
+}
+
+int slurm_spank_user_init(spank_t sp, int ac, char **av)
+{
+	if (spank_remote(sp) && is_batch_step(sp))
+		batch_user_init(sp);
+	return 0; /* never: a failing user_init drains the node */
+}
+
+int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
+{
+	if (spank_remote(sp))
+		batch_post_fork();
+	return 0;
+}
+
+int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+	if (step.warning[0])
+		fputs(step.warning, stderr);
+	if (!step.refuse)
+		return 0;
+	/* The one safe refusal: the job ends FAILED 1:0, the node is fine. */
+	fputs(step.refuse_msg, stderr);
+	fflush(stderr);
+	return -1;
+}
+
+int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
+{
+	epilog(sp);
+	return 0; /* never: a failing epilog drains the node */
+}

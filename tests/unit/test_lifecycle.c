@@ -1,0 +1,381 @@
+/*
+ * test_lifecycle.c - the job's life events through a real ledger on disk:
+ * the code the prolog, batch step and epilog run, without Slurm.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "ledger.h"
+#include "lifecycle.h"
+
+#define CLUSTER "testc"
+#define CKPT "/home/u/ckpt/checkpoint-3"
+
+typedef struct {
+	char dir[64];
+	rb_config *cfg;
+} fixture;
+
+static int setup(void **state)
+{
+	fixture *f = calloc(1, sizeof(*f));
+
+	strcpy(f->dir, "/tmp/rb-lifecycle-XXXXXX");
+	if (!mkdtemp(f->dir))
+		return -1;
+	chmod(f->dir, 0755);
+	f->cfg = rb_config_defaults();
+	free(f->cfg->state_dir);
+	f->cfg->state_dir = strdup(f->dir);
+	f->cfg->max_failures = 1;
+	f->cfg->restore_retry_num = 2;
+	f->cfg->restore_timeout = 0;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fixture *f = *state;
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+	if (system(cmd) != 0)
+		return -1;
+	rb_config_free(f->cfg);
+	free(f);
+	return 0;
+}
+
+static rb_job_info job_info(uint32_t id, int64_t attempt)
+{
+	rb_job_info j = {
+		.cluster = CLUSTER, .job_id = id, .attempt = attempt,
+		.uid = 1000, .gid = 1000, .user = "u", .partition = "low",
+		.account = "acct", .work_dir = "/home/u", .checkpoint_dir = "ckpt",
+		.now = 1000 + attempt * 100,
+	};
+	return j;
+}
+
+static rb_decision start(fixture *f, uint32_t id, int64_t n)
+{
+	rb_job_info j = job_info(id, n);
+	rb_start_result res;
+	rb_err err;
+
+	assert_int_equal(rb_lifecycle_start(f->cfg, &j, &res, &err), 0);
+	return res.decision;
+}
+
+static rb_record read_rec(fixture *f, uint32_t id)
+{
+	rb_record rec;
+	rb_err err;
+
+	assert_int_equal(rb_lifecycle_read(f->cfg, CLUSTER, id, &rec, &err), 0);
+	return rec;
+}
+
+/* Attempt n restoring from CKPT, reported by the batch step. */
+static void restoring(fixture *f, uint32_t id, int64_t n)
+{
+	rb_err err;
+
+	start(f, id, n);
+	assert_int_equal(rb_lifecycle_report(f->cfg, CLUSTER, id, n,
+					     RB_PHASE_RESTORING, CKPT, &err), 0);
+}
+
+static void test_start_creates_record_with_limits_in_force(void **state)
+{
+	fixture *f = *state;
+	rb_record rec;
+
+	assert_int_equal(start(f, 7, 0), RB_DECISION_RUN);
+	rec = read_rec(f, 7);
+	assert_int_equal(rec.job_id, 7);
+	assert_string_equal(rec.cluster, CLUSTER);
+	assert_int_equal(rec.budget.cur.attempt, 0);
+	assert_int_equal(rec.budget.cur.limits.max_failures, 1);
+	assert_int_equal(rec.budget.cur.limits.restore_retry_num, 2);
+	assert_string_equal(rec.work_dir, "/home/u");
+	assert_string_equal(rec.checkpoint_dir, "ckpt");
+}
+
+static void test_epilog_with_bumped_restart_count_is_interruption(void **state)
+{
+	fixture *f = *state;
+	rb_err err;
+
+	start(f, 8, 0);
+	assert_int_equal(rb_lifecycle_epilog(f->cfg, CLUSTER, 8, 1, 0, 0, 1050,
+					     &err), 0);
+	assert_int_equal(read_rec(f, 8).budget.cur.end, RB_END_INTERRUPTED);
+}
+
+static void test_epilog_exit_code_is_failure(void **state)
+{
+	fixture *f = *state;
+	rb_err err;
+	rb_record rec;
+
+	start(f, 9, 0);
+	/* RequeueExit: the count is bumped only after the epilog */
+	assert_int_equal(rb_lifecycle_epilog(f->cfg, CLUSTER, 9, 0, 42, 0, 1050,
+					     &err), 0);
+	rec = read_rec(f, 9);
+	assert_int_equal(rec.budget.cur.end, RB_END_FAILED);
+	assert_int_equal(rec.budget.cur.end_code, 42);
+}
+
+static void test_epilog_signal_is_failure(void **state)
+{
+	fixture *f = *state;
+	rb_err err;
+	rb_record rec;
+
+	start(f, 10, 0);
+	assert_int_equal(rb_lifecycle_epilog(f->cfg, CLUSTER, 10, 0, 0, 11, 1050,
+					     &err), 0);
+	rec = read_rec(f, 10);
+	assert_int_equal(rec.budget.cur.end, RB_END_FAILED);
+	assert_int_equal(rec.budget.cur.end_code, 128 + 11);
+}
+
+static void test_epilog_on_every_node_records_one_end(void **state)
+{
+	fixture *f = *state;
+	rb_err err;
+
+	start(f, 11, 0);
+	assert_int_equal(rb_lifecycle_epilog(f->cfg, CLUSTER, 11, 0, 3, 0, 1050,
+					     &err), 0);
+	assert_int_equal(rb_lifecycle_epilog(f->cfg, CLUSTER, 11, 1, 0, 0, 1060,
+					     &err), 0);
+	assert_int_equal(read_rec(f, 11).budget.cur.end, RB_END_FAILED);
+}
+
+static void test_epilog_of_untracked_job_creates_nothing(void **state)
+{
+	fixture *f = *state;
+	rb_record rec;
+	rb_err err;
+
+	assert_int_equal(rb_lifecycle_epilog(f->cfg, CLUSTER, 12, 0, 0, 0, 1,
+					     &err), 0);
+	assert_int_equal(rb_lifecycle_read(f->cfg, CLUSTER, 12, &rec, &err), 1);
+}
+
+static void test_corrupt_checkpoint_exhausts_after_R_times_M_plus_1(void **state)
+{
+	fixture *f = *state;
+	rb_err err;
+	int64_t n;
+	int restores = 0;
+
+	start(f, 20, 0);
+	assert_int_equal(rb_lifecycle_report(f->cfg, CLUSTER, 20, 0,
+					     RB_PHASE_FRESH, CKPT, &err), 0);
+	rb_lifecycle_epilog(f->cfg, CLUSTER, 20, 1, 0, 0, 1050, &err);
+	for (n = 1; n < 50; n++) {
+		if (start(f, 20, n) == RB_DECISION_REFUSE)
+			break;
+		rb_lifecycle_report(f->cfg, CLUSTER, 20, n, RB_PHASE_RESTORING,
+				    CKPT, &err);
+		rb_lifecycle_epilog(f->cfg, CLUSTER, 20, n, 42, 0, 1000 + n * 100 + 5,
+				    &err);
+		restores++;
+	}
+	assert_int_equal(restores, 2 * (1 + 1));
+	rb_record rec = read_rec(f, 20);
+	assert_true(rec.budget.exhausted);
+	assert_string_equal(rec.budget.checkpoint, CKPT);
+	assert_int_equal(rec.budget.failures, 2);
+}
+
+static void test_ack_file_confirms_restore(void **state)
+{
+	fixture *f = *state;
+	char path[512];
+	rb_err err;
+	int fd;
+
+	start(f, 30, 0);
+	rb_lifecycle_report(f->cfg, CLUSTER, 30, 0, RB_PHASE_FRESH, CKPT, &err);
+	rb_lifecycle_epilog(f->cfg, CLUSTER, 30, 1, 0, 0, 1050, &err);
+	restoring(f, 30, 1);
+	assert_int_equal(rb_ack_present(f->cfg, CLUSTER, 30, 1), 0);
+	assert_int_equal(rb_ack_path(f->cfg, CLUSTER, 30, 1, path, sizeof(path)), 0);
+	fd = open(path, O_WRONLY | O_CREAT, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(rb_ack_present(f->cfg, CLUSTER, 30, 1), 1);
+	/* the node dies: no epilog; the next prolog finds the ack */
+	start(f, 30, 2);
+	rb_record rec = read_rec(f, 30);
+	assert_int_equal(rec.budget.restore_failures, 0);
+	assert_int_equal(rec.budget.prev_end, RB_END_INTERRUPTED);
+}
+
+static void test_ack_directory_belongs_to_job_user(void **state)
+{
+	fixture *f = *state;
+	char path[512];
+	struct stat st;
+
+	start(f, 31, 0);
+	snprintf(path, sizeof(path), "%s/%s/ack/31", f->dir, CLUSTER);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_true(S_ISDIR(st.st_mode));
+	assert_int_equal(st.st_uid, 1000);
+	assert_int_equal(st.st_mode & 0777, 0700);
+}
+
+static void test_planted_ack_symlink_is_not_followed(void **state)
+{
+	fixture *f = *state;
+	char path[512];
+
+	start(f, 32, 0);
+	rb_ack_path(f->cfg, CLUSTER, 32, 0, path, sizeof(path));
+	assert_int_equal(symlink("/etc/shadow", path), 0);
+	/* a symlink is an entry: counted as an ack, never opened */
+	assert_int_equal(rb_ack_present(f->cfg, CLUSTER, 32, 0), 1);
+	snprintf(path, sizeof(path), "%s/%s/ack/33", f->dir, CLUSTER);
+	assert_int_equal(symlink("/etc", path), 0);
+	assert_int_equal(rb_ack_present(f->cfg, CLUSTER, 33, 0), -1);
+}
+
+static void test_concurrent_prologs_charge_once(void **state)
+{
+	fixture *f = *state;
+	rb_err err;
+	const int nodes = 16;
+
+	restoring(f, 40, 1);
+	rb_lifecycle_epilog(f->cfg, CLUSTER, 40, 1, 42, 0, 1150, &err);
+	for (int i = 0; i < nodes; i++) {
+		if (fork() == 0) {
+			rb_job_info j = job_info(40, 2);
+			rb_start_result res;
+			rb_err e2;
+
+			_exit(rb_lifecycle_start(f->cfg, &j, &res, &e2) == 0 ? 0 : 1);
+		}
+	}
+	for (int i = 0; i < nodes; i++) {
+		int status;
+
+		wait(&status);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	rb_record rec = read_rec(f, 40);
+	assert_int_equal(rec.budget.restore_failures, 1);
+	assert_int_equal(rec.budget.cur.attempt, 2);
+	assert_int_equal(rec.budget.last_charged, 1);
+}
+
+static void test_corrupt_record_is_an_error_not_a_fresh_budget(void **state)
+{
+	fixture *f = *state;
+	char path[512];
+	rb_job_info j = job_info(50, 1);
+	rb_start_result res;
+	rb_err err;
+	int fd;
+
+	start(f, 50, 0);
+	snprintf(path, sizeof(path), "%s/%s/050/50.rec", f->dir, CLUSTER);
+	fd = open(path, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, "X", 1, 40), 1);
+	close(fd);
+	assert_int_equal(rb_lifecycle_start(f->cfg, &j, &res, &err), -1);
+	assert_non_null(strstr(err.msg, "corrupt"));
+}
+
+static void test_grant_adds_budget_and_is_logged(void **state)
+{
+	fixture *f = *state;
+	rb_err err;
+	int64_t n;
+
+	start(f, 60, 0);
+	rb_lifecycle_report(f->cfg, CLUSTER, 60, 0, RB_PHASE_FRESH, CKPT, &err);
+	rb_lifecycle_epilog(f->cfg, CLUSTER, 60, 1, 0, 0, 1, &err);
+	for (n = 1; start(f, 60, n) == RB_DECISION_RUN; n++)
+		rb_lifecycle_epilog(f->cfg, CLUSTER, 60, n, 42, 0, 1, &err);
+	assert_int_equal(rb_lifecycle_grant(f->cfg, CLUSTER, 60, 1, "root", &err), 0);
+	assert_int_equal(read_rec(f, 60).budget.granted, 1);
+	assert_int_equal(start(f, 60, n + 1), RB_DECISION_RUN);
+	assert_int_equal(rb_lifecycle_grant(f->cfg, CLUSTER, 60, 0, "root", &err), -1);
+	assert_int_equal(rb_lifecycle_grant(f->cfg, CLUSTER, 61, 1, "root", &err), -1);
+}
+
+static int count_kind(const char *line, bool ok, void *ctx)
+{
+	int *counts = ctx;
+
+	if (!ok)
+		counts[2]++;
+	else if (strstr(line, "kind=start"))
+		counts[0]++;
+	else if (strstr(line, "kind=end"))
+		counts[1]++;
+	return 0;
+}
+
+static void test_event_log_keeps_every_attempt(void **state)
+{
+	fixture *f = *state;
+	rb_ledger *l;
+	rb_err err;
+	int counts[3] = { 0 };
+
+	for (int n = 0; n < 5; n++) {
+		start(f, 70, n);
+		start(f, 70, n); /* a second node: no second event */
+		rb_lifecycle_epilog(f->cfg, CLUSTER, 70, n + 1, 0, 0, 1, &err);
+	}
+	assert_int_equal(rb_ledger_open(f->dir, CLUSTER, RB_LEDGER_READ, &l, &err), 0);
+	assert_int_equal(rb_ledger_events(l, 70, count_kind, counts, &err), 0);
+	rb_ledger_close(l);
+	assert_int_equal(counts[0], 5);
+	assert_int_equal(counts[1], 5);
+	assert_int_equal(counts[2], 0);
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_start_creates_record_with_limits_in_force),
+		T(test_epilog_with_bumped_restart_count_is_interruption),
+		T(test_epilog_exit_code_is_failure),
+		T(test_epilog_signal_is_failure),
+		T(test_epilog_on_every_node_records_one_end),
+		T(test_epilog_of_untracked_job_creates_nothing),
+		T(test_corrupt_checkpoint_exhausts_after_R_times_M_plus_1),
+		T(test_ack_file_confirms_restore),
+		T(test_ack_directory_belongs_to_job_user),
+		T(test_planted_ack_symlink_is_not_followed),
+		T(test_concurrent_prologs_charge_once),
+		T(test_corrupt_record_is_an_error_not_a_fresh_budget),
+		T(test_grant_adds_budget_and_is_logged),
+		T(test_event_log_keeps_every_attempt),
+	};
+	return cmocka_run_group_tests_name("lifecycle", tests, NULL, NULL);
+}
