@@ -520,14 +520,26 @@ static void batch_post_fork(void)
 
 /* --- SPANK entry points -------------------------------------------------------- */
 
-int slurm_spank_init(spank_t sp, int ac, char **av)
+/* Every callback starts here: the prolog and epilog processes never run
+ * slurm_spank_init (verified on 22.05), so nothing may depend on it. */
+static void enter(int ac, char **av)
 {
-	spank_context_t ctx = spank_context();
+	static bool entered;
 
+	if (entered)
+		return;
+	entered = true;
 	rb_log_set_sink(slurm_sink);
 	if (parse_args(ac, av) < 0)
 		rb_log(RB_LOG_ERROR, "bad plugstack.conf arguments; using %s",
 		       config_path);
+}
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+	spank_context_t ctx = spank_context();
+
+	enter(ac, av);
 	for (size_t i = 0; options[i].name; i++)
 		if (spank_option_register(sp, &options[i]) != ESPANK_SUCCESS)
 			rb_log(RB_LOG_ERROR, "cannot register --%s",
@@ -551,6 +563,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
+	enter(ac, av);
 	if (spank_context() == S_CTX_ALLOCATOR)
 		return allocator_check_caps(sp);
 	return 0;
@@ -558,12 +571,14 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 
 int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
 {
+	enter(ac, av);
 	prolog(sp);
 	return 0; /* never: a failing prolog drains the node */
 }
 
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
 {
+	enter(ac, av);
 	if (spank_remote(sp) && is_batch_step(sp))
 		batch_user_init(sp);
 	return 0; /* never: a failing user_init drains the node */
@@ -571,6 +586,7 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 
 int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 {
+	enter(ac, av);
 	if (spank_remote(sp))
 		batch_post_fork();
 	return 0;
@@ -578,6 +594,7 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
+	enter(ac, av);
 	if (step.warning[0])
 		fputs(step.warning, stderr);
 	if (!step.refuse)
@@ -590,6 +607,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 
 int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 {
+	enter(ac, av);
 	epilog(sp);
 	return 0; /* never: a failing epilog drains the node */
 }
