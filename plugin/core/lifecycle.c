@@ -356,7 +356,7 @@ static rb_end epilog_end(int64_t recorded, int64_t restart_count,
 static int record_end(const rb_config *cfg, const char *cluster,
 		      uint32_t job_id, int64_t attempt, bool from_epilog,
 		      rb_end end, int code, int64_t now,
-		      int exit_code, int sig, rb_err *err)
+		      int exit_code, int sig, const char *detail, rb_err *err)
 {
 	locked_record lr;
 	event_line e = { .len = 0 };
@@ -385,6 +385,8 @@ static int record_end(const rb_config *cfg, const char *cluster,
 		goto out;
 	rb_end_format(cur->end, cur->end_code, endtxt, sizeof(endtxt));
 	ev_raw(&e, "end", endtxt);
+	if (detail && cur->end == RB_END_INTERRUPTED)
+		ev_str(&e, "detail", detail);
 	ev_raw(&e, "phase", rb_phase_name(cur->phase));
 	ev_raw(&e, "confirmed", rb_confirm_name(cur->confirmed));
 	ev_int(&e, "ran", cur->end_time - cur->start_time);
@@ -399,15 +401,16 @@ int rb_lifecycle_end(const rb_config *cfg, const char *cluster,
 		     int64_t now, rb_err *err)
 {
 	return record_end(cfg, cluster, job_id, attempt, false, end, code, now,
-			  0, 0, err);
+			  0, 0, NULL, err);
 }
 
 int rb_lifecycle_epilog(const rb_config *cfg, const char *cluster,
 			uint32_t job_id, int64_t restart_count, int exit_code,
-			int signal, int64_t now, rb_err *err)
+			int signal, const char *detail, int64_t now,
+			rb_err *err)
 {
 	return record_end(cfg, cluster, job_id, restart_count, true,
-			  RB_END_NONE, 0, now, exit_code, signal, err);
+			  RB_END_NONE, 0, now, exit_code, signal, detail, err);
 }
 
 int rb_lifecycle_grant(const rb_config *cfg, const char *cluster,

@@ -62,10 +62,13 @@ int rb_lifecycle_end(const rb_config *cfg, const char *cluster,
  * `restart_count`; a count above the recorded attempt means the controller
  * requeued it while it ran (INTERRUPTED); otherwise exit_code/signal (from
  * SLURM_JOB_EXIT_CODE2) say FAILED (non-zero, or a signal) or COMPLETED.
+ * detail (may be NULL): what the controller says of an interruption
+ * ("preempted", "requeued"), kept in the event log only.
  */
 int rb_lifecycle_epilog(const rb_config *cfg, const char *cluster,
 			uint32_t job_id, int64_t restart_count, int exit_code,
-			int signal, int64_t now, rb_err *err);
+			int signal, const char *detail, int64_t now,
+			rb_err *err);
 
 /* Admin: give a job n more failures of budget (recorded in the event log). */
 int rb_lifecycle_grant(const rb_config *cfg, const char *cluster,

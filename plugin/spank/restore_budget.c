@@ -14,6 +14,7 @@
  * checks: a failing prolog, epilog, user_init or slurmd init drains the node
  * or stops slurmd.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -227,6 +228,63 @@ static const char *cluster_name(void)
 	return env_or("SLURM_CLUSTER_NAME", "cluster");
 }
 
+/* --- the controller's record (best effort) ----------------------------------- */
+
+/*
+ * slurm_load_job is looked up at run time rather than linked: a plugin with
+ * an undefined symbol fails to load, and a `required` plugin that fails to
+ * load takes the node down. The hosts that run the prolog and epilog
+ * (slurmstepd, via libslurmfull) export it on 22.05.
+ */
+typedef int (*load_job_fn)(job_info_msg_t **, uint32_t, uint16_t);
+typedef void (*free_job_fn)(job_info_msg_t *);
+
+static job_info_msg_t *controller_job(uint32_t job_id, free_job_fn *free_fn)
+{
+	load_job_fn load = (load_job_fn)dlsym(RTLD_DEFAULT, "slurm_load_job");
+	job_info_msg_t *msg = NULL;
+
+	*free_fn = (free_job_fn)dlsym(RTLD_DEFAULT, "slurm_free_job_info_msg");
+	if (!load || !*free_fn)
+		return NULL;
+	if (load(&msg, job_id, SHOW_ALL) != 0 || !msg)
+		return NULL;
+	if (msg->record_count < 1) {
+		(*free_fn)(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+/* The job's account: the prolog's environment lacks it on 22.05, so ask the
+ * controller, and only when the config has accounts to match. */
+static void controller_account(uint32_t job_id, char *buf, size_t len)
+{
+	free_job_fn free_fn;
+	job_info_msg_t *msg = controller_job(job_id, &free_fn);
+
+	buf[0] = '\0';
+	if (!msg)
+		return;
+	if (msg->job_array[0].account)
+		rb_strlcpy(buf, msg->job_array[0].account, len);
+	free_fn(msg);
+}
+
+/* Preempted, or requeued by someone (scontrol requeue)? For the event log. */
+static const char *controller_interruption(uint32_t job_id)
+{
+	free_job_fn free_fn;
+	job_info_msg_t *msg = controller_job(job_id, &free_fn);
+	const char *what;
+
+	if (!msg)
+		return NULL;
+	what = msg->job_array[0].preempt_time ? "preempted" : "requeued";
+	free_fn(msg);
+	return what;
+}
+
 /* --- sbatch ---------------------------------------------------------------------- */
 
 /* Refusing at submission is kinder than clamping at run time. */
@@ -262,6 +320,7 @@ static void prolog(spank_t sp)
 {
 	rb_overrides opts;
 	char ckpt_dir[RB_PATH_MAX];
+	char account[RB_NAME_MAX];
 	rb_job_info job = { 0 };
 	rb_start_result res;
 	rb_config *cfg;
@@ -289,6 +348,10 @@ static void prolog(spank_t sp)
 	job.user = env_or("SLURM_JOB_USER", "");
 	job.partition = env_or("SLURM_JOB_PARTITION", NULL);
 	job.account = env_or("SLURM_JOB_ACCOUNT", NULL);
+	if (!job.account && cfg->n_accounts > 0) {
+		controller_account(job.job_id, account, sizeof(account));
+		job.account = account[0] ? account : NULL;
+	}
 	job.work_dir = env_or("SLURM_JOB_WORK_DIR", "");
 	job.checkpoint_dir = ckpt_dir[0] ? ckpt_dir : NULL;
 	job.options = opts;
@@ -323,7 +386,9 @@ static void parse_exit_code2(const char *s, int *exit_code, int *sig)
 
 static void epilog(spank_t sp)
 {
+	const char *detail = NULL;
 	rb_config *cfg;
+	rb_record rec;
 	rb_err err;
 	uint32_t job_id;
 	int64_t count = 0;
@@ -338,10 +403,15 @@ static void epilog(spank_t sp)
 	}
 	env_int64(getenv("SLURM_JOB_RESTART_COUNT"), &count);
 	parse_exit_code2(getenv("SLURM_JOB_EXIT_CODE2"), &exit_code, &sig);
-	/* An untracked job has no record: rb_lifecycle_epilog does nothing. */
+	if (rb_lifecycle_read(cfg, cluster_name(), job_id, &rec, &err) != 0)
+		goto out; /* untracked, or the error was logged at the prolog */
+	/* Only an interruption costs a controller query (it is rare). */
+	if (count > rec.budget.cur.attempt)
+		detail = controller_interruption(job_id);
 	if (rb_lifecycle_epilog(cfg, cluster_name(), job_id, count, exit_code,
-				sig, time(NULL), &err) < 0)
+				sig, detail, time(NULL), &err) < 0)
 		rb_log(RB_LOG_ERROR, "epilog: job %u: %s", job_id, err.msg);
+out:
 	rb_config_free(cfg);
 }
 

@@ -121,7 +121,7 @@ static void test_epilog_with_bumped_restart_count_is_interruption(void **state)
 	rb_err err;
 
 	start(f, 8, 0);
-	assert_int_equal(rb_lifecycle_epilog(f->cfg, CLUSTER, 8, 1, 0, 0, 1050,
+	assert_int_equal(rb_lifecycle_epilog(f->cfg, CLUSTER, 8, 1, 0, 0, NULL, 1050,
 					     &err), 0);
 	assert_int_equal(read_rec(f, 8).budget.cur.end, RB_END_INTERRUPTED);
 }
@@ -134,7 +134,7 @@ static void test_epilog_exit_code_is_failure(void **state)
 
 	start(f, 9, 0);
 	/* RequeueExit: the count is bumped only after the epilog */
-	assert_int_equal(rb_lifecycle_epilog(f->cfg, CLUSTER, 9, 0, 42, 0, 1050,
+	assert_int_equal(rb_lifecycle_epilog(f->cfg, CLUSTER, 9, 0, 42, 0, NULL, 1050,
 					     &err), 0);
 	rec = read_rec(f, 9);
 	assert_int_equal(rec.budget.cur.end, RB_END_FAILED);
@@ -148,7 +148,7 @@ static void test_epilog_signal_is_failure(void **state)
 	rb_record rec;
 
 	start(f, 10, 0);
-	assert_int_equal(rb_lifecycle_epilog(f->cfg, CLUSTER, 10, 0, 0, 11, 1050,
+	assert_int_equal(rb_lifecycle_epilog(f->cfg, CLUSTER, 10, 0, 0, 11, NULL, 1050,
 					     &err), 0);
 	rec = read_rec(f, 10);
 	assert_int_equal(rec.budget.cur.end, RB_END_FAILED);
@@ -161,9 +161,9 @@ static void test_epilog_on_every_node_records_one_end(void **state)
 	rb_err err;
 
 	start(f, 11, 0);
-	assert_int_equal(rb_lifecycle_epilog(f->cfg, CLUSTER, 11, 0, 3, 0, 1050,
+	assert_int_equal(rb_lifecycle_epilog(f->cfg, CLUSTER, 11, 0, 3, 0, NULL, 1050,
 					     &err), 0);
-	assert_int_equal(rb_lifecycle_epilog(f->cfg, CLUSTER, 11, 1, 0, 0, 1060,
+	assert_int_equal(rb_lifecycle_epilog(f->cfg, CLUSTER, 11, 1, 0, 0, NULL, 1060,
 					     &err), 0);
 	assert_int_equal(read_rec(f, 11).budget.cur.end, RB_END_FAILED);
 }
@@ -174,7 +174,7 @@ static void test_epilog_of_untracked_job_creates_nothing(void **state)
 	rb_record rec;
 	rb_err err;
 
-	assert_int_equal(rb_lifecycle_epilog(f->cfg, CLUSTER, 12, 0, 0, 0, 1,
+	assert_int_equal(rb_lifecycle_epilog(f->cfg, CLUSTER, 12, 0, 0, 0, NULL, 1,
 					     &err), 0);
 	assert_int_equal(rb_lifecycle_read(f->cfg, CLUSTER, 12, &rec, &err), 1);
 }
@@ -189,13 +189,13 @@ static void test_corrupt_checkpoint_exhausts_after_R_times_M_plus_1(void **state
 	start(f, 20, 0);
 	assert_int_equal(rb_lifecycle_report(f->cfg, CLUSTER, 20, 0,
 					     RB_PHASE_FRESH, CKPT, &err), 0);
-	rb_lifecycle_epilog(f->cfg, CLUSTER, 20, 1, 0, 0, 1050, &err);
+	rb_lifecycle_epilog(f->cfg, CLUSTER, 20, 1, 0, 0, NULL, 1050, &err);
 	for (n = 1; n < 50; n++) {
 		if (start(f, 20, n) == RB_DECISION_REFUSE)
 			break;
 		rb_lifecycle_report(f->cfg, CLUSTER, 20, n, RB_PHASE_RESTORING,
 				    CKPT, &err);
-		rb_lifecycle_epilog(f->cfg, CLUSTER, 20, n, 42, 0, 1000 + n * 100 + 5,
+		rb_lifecycle_epilog(f->cfg, CLUSTER, 20, n, 42, 0, NULL, 1000 + n * 100 + 5,
 				    &err);
 		restores++;
 	}
@@ -215,7 +215,7 @@ static void test_ack_file_confirms_restore(void **state)
 
 	start(f, 30, 0);
 	rb_lifecycle_report(f->cfg, CLUSTER, 30, 0, RB_PHASE_FRESH, CKPT, &err);
-	rb_lifecycle_epilog(f->cfg, CLUSTER, 30, 1, 0, 0, 1050, &err);
+	rb_lifecycle_epilog(f->cfg, CLUSTER, 30, 1, 0, 0, NULL, 1050, &err);
 	restoring(f, 30, 1);
 	assert_int_equal(rb_ack_present(f->cfg, CLUSTER, 30, 1), 0);
 	assert_int_equal(rb_ack_path(f->cfg, CLUSTER, 30, 1, path, sizeof(path)), 0);
@@ -266,7 +266,7 @@ static void test_concurrent_prologs_charge_once(void **state)
 	const int nodes = 16;
 
 	restoring(f, 40, 1);
-	rb_lifecycle_epilog(f->cfg, CLUSTER, 40, 1, 42, 0, 1150, &err);
+	rb_lifecycle_epilog(f->cfg, CLUSTER, 40, 1, 42, 0, NULL, 1150, &err);
 	for (int i = 0; i < nodes; i++) {
 		if (fork() == 0) {
 			rb_job_info j = job_info(40, 2);
@@ -315,9 +315,9 @@ static void test_grant_adds_budget_and_is_logged(void **state)
 
 	start(f, 60, 0);
 	rb_lifecycle_report(f->cfg, CLUSTER, 60, 0, RB_PHASE_FRESH, CKPT, &err);
-	rb_lifecycle_epilog(f->cfg, CLUSTER, 60, 1, 0, 0, 1, &err);
+	rb_lifecycle_epilog(f->cfg, CLUSTER, 60, 1, 0, 0, NULL, 1, &err);
 	for (n = 1; start(f, 60, n) == RB_DECISION_RUN; n++)
-		rb_lifecycle_epilog(f->cfg, CLUSTER, 60, n, 42, 0, 1, &err);
+		rb_lifecycle_epilog(f->cfg, CLUSTER, 60, n, 42, 0, NULL, 1, &err);
 	assert_int_equal(rb_lifecycle_grant(f->cfg, CLUSTER, 60, 1, "root", &err), 0);
 	assert_int_equal(read_rec(f, 60).budget.granted, 1);
 	assert_int_equal(start(f, 60, n + 1), RB_DECISION_RUN);
@@ -348,7 +348,7 @@ static void test_event_log_keeps_every_attempt(void **state)
 	for (int n = 0; n < 5; n++) {
 		start(f, 70, n);
 		start(f, 70, n); /* a second node: no second event */
-		rb_lifecycle_epilog(f->cfg, CLUSTER, 70, n + 1, 0, 0, 1, &err);
+		rb_lifecycle_epilog(f->cfg, CLUSTER, 70, n + 1, 0, 0, NULL, 1, &err);
 	}
 	assert_int_equal(rb_ledger_open(f->dir, CLUSTER, RB_LEDGER_READ, &l, &err), 0);
 	assert_int_equal(rb_ledger_events(l, 70, count_kind, counts, &err), 0);
