@@ -553,12 +553,15 @@ static void batch_user_init(spank_t sp)
 					cfg->checkpoint_pattern,
 					cfg->checkpoint_latest, found,
 					sizeof(found), &err);
-		if (rc < 0) {
+		/* A directory the job has not created yet is no news, unless
+		 * a checkpoint was already found in it once. */
+		if (rc < 0 && !(errno == ENOENT && !rec.budget.checkpoint[0])) {
 			snprintf(step.warning, sizeof(step.warning),
 				 RB_PREFIX "%s; handing out the last known checkpoint\n",
 				 err.msg);
-			found[0] = '\0';
 		}
+		if (rc < 0)
+			found[0] = '\0';
 	}
 	rb_strlcpy(step.checkpoint, found[0] ? found : rec.budget.checkpoint,
 		   sizeof(step.checkpoint));
