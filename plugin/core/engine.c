@@ -111,6 +111,7 @@ static void charge_attempt(rb_budget *b, const rb_attempt *a,
 	b->last_charged = a->attempt;
 	b->prev_end = c->end;
 	b->prev_end_code = c->end == RB_END_FAILED ? a->end_code : 0;
+	c->end_code = b->prev_end_code;
 	c->failures_after = b->failures;
 	c->restore_failures_after = b->restore_failures;
 }

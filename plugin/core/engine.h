@@ -101,6 +101,7 @@ typedef struct {
 	rb_charge_kind kind;
 	int64_t attempt;          /* the attempt charged; -1 if none */
 	rb_end end;               /* its end cause as charged (NONE -> INTERRUPTED) */
+	int end_code;             /* FAILED: its exit status or 128+signal */
 	rb_phase phase;           /* its phase at its end */
 	int failures_before, failures_after;
 	int restore_failures_before, restore_failures_after;

@@ -274,7 +274,8 @@ int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
 	if (out->charge.attempt >= 0) {
 		char end[32];
 
-		rb_end_format(out->charge.end, 0, end, sizeof(end));
+		rb_end_format(out->charge.end, out->charge.end_code, end,
+			      sizeof(end));
 		ev_raw(&e, "charged_end", end);
 		ev_raw(&e, "charged_phase", rb_phase_name(out->charge.phase));
 	}
@@ -423,6 +424,10 @@ int rb_lifecycle_grant(const rb_config *cfg, const char *cluster,
 	if (n <= 0 || n > RB_MAX_FAILURES_MAX)
 		return rb_err_set(err, "--failures %d: must be 1..%d", n,
 				  RB_MAX_FAILURES_MAX);
+	/* no record: say so without creating the job's event log */
+	if (rb_lifecycle_read(cfg, cluster, job_id, &lr.rec, err) == 1)
+		return rb_err_set(err, "job %u has no record in %s/%s", job_id,
+				  cfg->state_dir, cluster);
 	if (lock_and_read(cfg, cluster, job_id, &lr, err) < 0)
 		return -1;
 	if (!lr.found) {

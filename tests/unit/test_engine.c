@@ -73,6 +73,9 @@ static void test_restoring_failed_is_restore_failure(void **state)
 	begin(&b, 2, &l, NULL, &c);
 	assert_int_equal(c.kind, RB_CHARGE_RESTORE_FAILURE);
 	assert_int_equal(c.end, RB_END_FAILED);
+	assert_int_equal(c.end_code, 42);
+	assert_int_equal(b.prev_end, RB_END_FAILED);
+	assert_int_equal(b.prev_end_code, 42);
 	assert_int_equal(b.restore_failures, 1);
 	assert_int_equal(b.failures, 0);
 }

@@ -1,0 +1,179 @@
+/*
+ * cli.h - shared pieces of the `restore-budget` command-line tool.
+ *
+ * main.c parses the command line and dispatches; each command lives in its
+ * own file (cli_show.c, cli_explain.c, cli_list.c, cli_config.c,
+ * cli_admin.c) and everything they share - the context, messages, the
+ * config and cluster lookup, small parsers and formatters, JSON helpers -
+ * is declared here. The core (plugin/core) does the real work; the CLI only
+ * reads, formats and, for root, calls the same lifecycle functions the
+ * plugin calls.
+ */
+#ifndef RB_CLI_H
+#define RB_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json.h>
+
+#include "config.h"
+#include "engine.h"
+#include "ledger.h"
+#include "record.h"
+
+#ifndef RB_CLI_VERSION
+#define RB_CLI_VERSION "0.1.0"
+#endif
+
+#define CLI_NAME "restore-budget"
+#define CLI_PREFIX CLI_NAME ": "
+#define CLI_SLURM_CONF "/etc/slurm/slurm.conf"
+#define CLI_DEFAULT_CLUSTER "cluster"
+
+/* Exit codes (documented in the usage text and contrib/cli/README.md). */
+enum {
+	CLI_OK = 0,
+	CLI_EDATA = 1,     /* bad data or config: corrupt record, bad file, I/O */
+	CLI_EUSAGE = 2,    /* bad command line */
+	CLI_ENOTFOUND = 3, /* no record of that job */
+	CLI_EPERM = 4,     /* needs root */
+};
+
+typedef struct {
+	const char *config_path;  /* the file to read, or NULL = built-in */
+	bool config_explicit;     /* from --config or $RESTORE_BUDGET_CONFIG */
+	char cluster[RB_NAME_MAX];
+	bool json;
+	rb_config *cfg;           /* loaded by cli_load_config() */
+} cli_ctx;
+
+/* --- messages (cli_util.c) ---------------------------------------------------- */
+
+/* "restore-budget: <message>\n" on stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Route the core's log messages to stderr (errors and warnings). */
+void cli_install_log_sink(void);
+
+/* --- environment (cli_env.c) ---------------------------------------------------- */
+
+/* Pick the config path: explicit (--config), else $RESTORE_BUDGET_CONFIG,
+ * else the default path if it exists, else built-in defaults (path NULL). */
+void cli_choose_config(cli_ctx *ctx, const char *opt_config);
+
+/* Load ctx->cfg. Returns CLI_OK or CLI_EDATA (message printed). */
+int cli_load_config(cli_ctx *ctx);
+
+/* Resolve the cluster name: --cluster, $SLURM_CLUSTER_NAME, ClusterName in
+ * $SLURM_CONF or /etc/slurm/slurm.conf, else "cluster". Returns CLI_OK or
+ * CLI_EUSAGE for an invalid name (message printed). */
+int cli_choose_cluster(cli_ctx *ctx, const char *opt_cluster);
+
+/* Is the name usable as the ledger's cluster directory? */
+bool cli_valid_cluster(const char *name);
+
+/* Who runs us, for the grant's `by`: $SUDO_USER (when root), the login
+ * name, the user name of the real uid, or "uid N". */
+void cli_invoking_user(char *buf, size_t len);
+
+/*
+ * Open the cluster's ledger. Returns 0 (opened), 1 (no ledger for this
+ * cluster yet: nothing was ever recorded; *out is NULL) or -1 (message
+ * printed). READ mode never creates anything.
+ */
+int cli_open_ledger(const cli_ctx *ctx, rb_ledger_mode mode, rb_ledger **out);
+
+/* --- parsing and formatting (cli_util.c) ----------------------------------------- */
+
+/* A Slurm job id: decimal 1..4294967295, nothing else. 0 or -1. */
+int cli_parse_job_id(const char *s, uint32_t *out);
+
+/* A decimal integer in [0, max]. 0 or -1. */
+int cli_parse_uint(const char *s, long long max, long long *out);
+
+/* Local time "YYYY-MM-DD HH:MM:SS", or "-" for 0. */
+void cli_format_time(int64_t t, char *buf, size_t len);
+
+/* "45s", "12m05s", "3h07m", "2d04h". */
+void cli_format_duration(int64_t secs, char *buf, size_t len);
+
+/* Make untrusted text safe for a terminal: control bytes and DEL become
+ * %XX (as in the ledger), everything else is copied. Returns buf. */
+const char *cli_safe(const char *s, char *buf, size_t len);
+
+/* "2/1" or "2/1+1" (granted) or "2/unlimited": F against M (+granted). */
+void cli_format_fm(const rb_budget *b, const rb_limits *l, char *buf,
+		   size_t len);
+
+/* restores_left as text: a number or "unlimited"; "-" with no attempt. */
+void cli_format_left(const rb_budget *b, char *buf, size_t len);
+
+/* The job's state for list/show: "running" (current attempt has no end on
+ * record), "ended", or "exhausted" (the current attempt was refused). */
+const char *cli_job_state(const rb_record *rec);
+
+/* --- JSON (cli_json.c) ------------------------------------------------------------ */
+
+/* A JSON string from untrusted bytes (invalid UTF-8 becomes U+FFFD). */
+json_object *cli_json_string(const char *s);
+
+/* The limits in force, as an object. */
+json_object *cli_json_limits(const rb_limits *l);
+
+/* A whole record (show --json) or its summary (list --json). */
+json_object *cli_json_record(const rb_record *rec);
+json_object *cli_json_summary(const rb_record *rec);
+
+/* Print obj (pretty) and a newline on stdout, then release it.
+ * Returns 0, or -1 if stdout failed. */
+int cli_json_print(json_object *obj);
+
+/* --- event log lines (cli_events.c) ------------------------------------------------ */
+
+#define CLI_EVENT_PAIRS_MAX 64
+
+/* One intact event line cut into key=value pairs, values unescaped. */
+typedef struct {
+	char *copy;         /* the line, cut into keys and escaped values */
+	struct {
+		char *key;
+		char *value;
+	} pairs[CLI_EVENT_PAIRS_MAX];
+	size_t n;
+	bool bad_value;     /* a value failed to unescape: it reads "?" */
+} cli_event;
+
+/* Parse a line as rb_ledger_events hands it (time first, crc last, which
+ * is dropped). 0, or -1 on allocation failure (free it anyway). */
+int cli_event_parse(const char *line, cli_event *e);
+void cli_event_free(cli_event *e);
+/* The value of key, or NULL; cli_event_str gives "?" instead of NULL. */
+const char *cli_event_get(const cli_event *e, const char *key);
+const char *cli_event_str(const cli_event *e, const char *key);
+
+/*
+ * How attempt n-1 ended as charged at attempt n's start ("interrupted",
+ * "failed:CODE"), from the event log; the failed exit code is taken from
+ * attempt n-1's end event. Returns 0 with buf set, or -1 if the log does
+ * not say.
+ */
+int cli_last_end(const cli_ctx *ctx, uint32_t job_id, int64_t n, char *buf,
+		 size_t len);
+
+/* --- commands ---------------------------------------------------------------------- */
+
+typedef struct {
+	const char *user;   /* --user, or NULL */
+	const char *state;  /* running | ended | exhausted | all, or NULL */
+} cli_list_opts;
+
+int cli_cmd_show(cli_ctx *ctx, uint32_t job_id);
+int cli_cmd_explain(cli_ctx *ctx, uint32_t job_id);
+int cli_cmd_list(cli_ctx *ctx, const cli_list_opts *opts);
+int cli_cmd_check_config(cli_ctx *ctx, const char *file);
+int cli_cmd_grant(cli_ctx *ctx, uint32_t job_id, int failures);
+int cli_cmd_gc(cli_ctx *ctx, long long days, bool dry_run, bool force);
+
+#endif

@@ -1,0 +1,384 @@
+/*
+ * cli_admin.c - the root-only commands: `grant` and `gc`.
+ *
+ * Both change the ledger, so both go through the core's locked paths
+ * (rb_lifecycle_grant; rb_ledger_lock + rb_ledger_remove). gc also removes
+ * the job's acknowledgement directory, which belongs to the job's user:
+ * nothing in it is ever followed or opened as a path, only unlinked
+ * relative to directory fds opened with O_NOFOLLOW.
+ */
+#include "cli.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lifecycle.h"
+
+/* Bounds on what a user could have put into an ack directory. */
+#define ACK_DEPTH_MAX 8
+#define ACK_ENTRIES_MAX 100000
+#define ACK_PASSES 3
+
+static int need_root(const char *what)
+{
+	if (geteuid() == 0)
+		return CLI_OK;
+	cli_error("%s changes the ledger and needs root (run it with sudo)",
+		  what);
+	return CLI_EPERM;
+}
+
+/* --- grant --------------------------------------------------------------------- */
+
+int cli_cmd_grant(cli_ctx *ctx, uint32_t job_id, int failures)
+{
+	rb_record *rec;
+	char by[RB_NAME_MAX], fm[48], left[32];
+	rb_err err;
+	int rc, granted_before;
+
+	rc = need_root("grant");
+	if (rc != CLI_OK)
+		return rc;
+	rec = malloc(sizeof(*rec));
+	if (!rec) {
+		cli_error("out of memory");
+		return CLI_EDATA;
+	}
+	/* Look first: locking a job that has no record would create its
+	 * event log. */
+	rc = rb_lifecycle_read(ctx->cfg, ctx->cluster, job_id, rec, &err);
+	if (rc == 1) {
+		cli_error("job %" PRIu32 ": no record on cluster %s (not tracked, "
+			  "removed by gc, or another cluster: see --cluster)",
+			  job_id, ctx->cluster);
+		rc = CLI_ENOTFOUND;
+		goto out;
+	}
+	if (rc < 0) {
+		cli_error("job %" PRIu32 ": %s", job_id, err.msg);
+		rc = CLI_EDATA;
+		goto out;
+	}
+	granted_before = rec->budget.granted;
+	cli_invoking_user(by, sizeof(by));
+	if (rb_lifecycle_grant(ctx->cfg, ctx->cluster, job_id, failures, by,
+			       &err) < 0) {
+		cli_error("job %" PRIu32 ": %s", job_id, err.msg);
+		rc = CLI_EDATA;
+		goto out;
+	}
+	if (rb_lifecycle_read(ctx->cfg, ctx->cluster, job_id, rec, &err) != 0) {
+		cli_error("job %" PRIu32 ": granted, but cannot read it back: %s",
+			  job_id, err.msg);
+		rc = CLI_EDATA;
+		goto out;
+	}
+	cli_format_fm(&rec->budget, &rec->budget.cur.limits, fm, sizeof(fm));
+	cli_format_left(&rec->budget, left, sizeof(left));
+	printf("job %" PRIu32 ": granted %d -> %d; failures F/M %s, "
+	       "restores_left %s, exhausted %s\n",
+	       job_id, granted_before, rec->budget.granted, fm, left,
+	       rb_engine_is_exhausted(&rec->budget, &rec->budget.cur.limits) ?
+		       "yes" : "no");
+	if (rec->budget.exhausted &&
+	    !rb_engine_is_exhausted(&rec->budget, &rec->budget.cur.limits))
+		printf("job %" PRIu32 ": attempt %" PRId64 " was refused; "
+		       "requeue the job (scontrol requeue %" PRIu32 ") to run "
+		       "it with the new budget\n",
+		       job_id, rec->budget.cur.attempt, job_id);
+	rc = fflush(stdout) == 0 ? CLI_OK : CLI_EDATA;
+out:
+	free(rec);
+	return rc;
+}
+
+/* --- the acknowledgement directory ----------------------------------------------- */
+
+typedef struct {
+	size_t entries;    /* unlinked so far (bound) */
+	bool incomplete;
+} ack_walk;
+
+/*
+ * Empty the directory open as dfd (owned by the job's user): unlink every
+ * entry relative to dfd; a subdirectory is opened with O_NOFOLLOW (so a
+ * symlink swapped in is never followed), emptied and removed.
+ */
+static void empty_dir(int dfd, int depth, ack_walk *w)
+{
+	for (int pass = 0; pass < ACK_PASSES; pass++) {
+		struct dirent *de;
+		bool again = false;
+		DIR *d;
+		int fd = dup(dfd);
+
+		if (fd < 0 || !(d = fdopendir(fd))) {
+			if (fd >= 0)
+				close(fd);
+			w->incomplete = true;
+			return;
+		}
+		rewinddir(d);
+		while ((de = readdir(d))) {
+			const char *n = de->d_name;
+			int sub;
+
+			if (!strcmp(n, ".") || !strcmp(n, ".."))
+				continue;
+			if (w->entries >= ACK_ENTRIES_MAX) {
+				w->incomplete = true;
+				break;
+			}
+			w->entries++;
+			if (unlinkat(dfd, n, 0) == 0 || errno == ENOENT)
+				continue;
+			if (errno != EISDIR && errno != EPERM) {
+				w->incomplete = true;
+				continue;
+			}
+			if (depth >= ACK_DEPTH_MAX) {
+				w->incomplete = true;
+				continue;
+			}
+			sub = openat(dfd, n, O_RDONLY | O_DIRECTORY |
+				     O_NOFOLLOW | O_CLOEXEC);
+			if (sub < 0) {
+				again = true; /* replaced meanwhile */
+				continue;
+			}
+			/* take it from the user before emptying it */
+			if (fchown(sub, 0, 0) < 0 || fchmod(sub, 0700) < 0)
+				w->incomplete = true;
+			empty_dir(sub, depth + 1, w);
+			close(sub);
+			if (unlinkat(dfd, n, AT_REMOVEDIR) < 0 &&
+			    errno != ENOENT)
+				again = true;
+		}
+		closedir(d);
+		if (!again || w->incomplete)
+			return;
+	}
+	w->incomplete = true;
+}
+
+/*
+ * Remove <state_dir>/<cluster>/ack/<job_id>. Returns 0 (removed or absent)
+ * or -1 (message printed). Each step is opened with O_NOFOLLOW from the
+ * one before; the ack tree down to the job's directory must be root's.
+ */
+static int remove_ack_dir(const cli_ctx *ctx, uint32_t job_id)
+{
+	const int dflags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	int top = -1, cl = -1, ack = -1, job = -1, rc = -1;
+	ack_walk w = { 0, false };
+	char name[16];
+	struct stat st;
+
+	snprintf(name, sizeof(name), "%" PRIu32, job_id);
+	top = open(ctx->cfg->state_dir, dflags);
+	if (top < 0)
+		goto fail;
+	cl = openat(top, ctx->cluster, dflags);
+	if (cl < 0)
+		goto fail;
+	ack = openat(cl, "ack", dflags);
+	if (ack < 0 && errno == ENOENT) {
+		rc = 0;
+		goto out;
+	}
+	if (ack < 0 || fstat(ack, &st) < 0)
+		goto fail;
+	if (st.st_uid != 0 || (st.st_mode & 022)) {
+		cli_error("%s/%s/ack: not owned by root or writable by others: "
+			  "not touched", ctx->cfg->state_dir, ctx->cluster);
+		goto out;
+	}
+	job = openat(ack, name, dflags);
+	if (job < 0) {
+		if (errno == ENOENT) {
+			rc = 0;
+			goto out;
+		}
+		if (errno != ELOOP && errno != ENOTDIR)
+			goto fail;
+		/* a symlink or file where the job's directory should be (only
+		 * root can create entries here): the link itself goes */
+		if (unlinkat(ack, name, 0) < 0 && errno != ENOENT)
+			goto fail;
+		rc = 0;
+		goto out;
+	}
+	/* Take the directory from the user first, so nothing new appears
+	 * in it while we empty it. */
+	if (fchown(job, 0, 0) < 0 || fchmod(job, 0700) < 0)
+		goto fail;
+	empty_dir(job, 1, &w);
+	if (w.incomplete) {
+		cli_error("%s/%s/ack/%s: could not remove everything in it "
+			  "(left in place, now owned by root)",
+			  ctx->cfg->state_dir, ctx->cluster, name);
+		goto out;
+	}
+	if (unlinkat(ack, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+		goto fail;
+	rc = 0;
+	goto out;
+fail:
+	cli_error("%s/%s/ack/%s: %s", ctx->cfg->state_dir, ctx->cluster, name,
+		  strerror(errno));
+out:
+	if (job >= 0)
+		close(job);
+	if (ack >= 0)
+		close(ack);
+	if (cl >= 0)
+		close(cl);
+	if (top >= 0)
+		close(top);
+	return rc;
+}
+
+/* --- gc ----------------------------------------------------------------------------- */
+
+typedef struct {
+	cli_ctx *ctx;
+	rb_ledger *ledger;
+	rb_record *rec;
+	int64_t cutoff;
+	bool dry_run, force;
+	size_t seen, removed, kept_running, corrupt, failed;
+} gc_state;
+
+/* Is the record one gc may remove now? Prints why not when it matters. */
+static bool gc_eligible(gc_state *st, const rb_record *rec)
+{
+	const rb_attempt *a = &rec->budget.cur;
+
+	if (rec->updated >= st->cutoff)
+		return false;
+	/* A current attempt with no end on record may still be running (a
+	 * long job updates its record only at its start): removing its
+	 * record would give it a fresh budget at its next requeue. */
+	if (!st->force && a->attempt >= 0 && a->end == RB_END_NONE &&
+	    !a->refused) {
+		st->kept_running++;
+		printf("kept job %" PRIu32 ": attempt %" PRId64 " has no end "
+		       "on record (running, or its node died; --force removes "
+		       "it)\n", rec->job_id, a->attempt);
+		return false;
+	}
+	return true;
+}
+
+static void gc_report(const char *verb, const rb_record *rec)
+{
+	char when[32], user[RB_NAME_MAX * 3];
+
+	cli_format_time(rec->updated, when, sizeof(when));
+	printf("%s job %" PRIu32 " (user %s, state %s, updated %s)\n", verb,
+	       rec->job_id, cli_safe(rec->user[0] ? rec->user : "?", user,
+				     sizeof(user)),
+	       cli_job_state(rec), when);
+}
+
+static int gc_job(uint32_t job_id, void *vctx)
+{
+	gc_state *st = vctx;
+	rb_job *job = NULL;
+	rb_err err;
+	int rc;
+
+	st->seen++;
+	rc = rb_ledger_read(st->ledger, job_id, st->rec, &err);
+	if (rc == 1)
+		return 0;
+	if (rc < 0) {
+		/* never removed: an admin should look at it first */
+		st->corrupt++;
+		cli_error("job %" PRIu32 ": %s (kept)", job_id, err.msg);
+		return 0;
+	}
+	if (!gc_eligible(st, st->rec))
+		return 0;
+	if (st->dry_run) {
+		st->removed++;
+		gc_report("would remove", st->rec);
+		return 0;
+	}
+	if (rb_ledger_lock(st->ledger, job_id, &job, &err) < 0) {
+		st->failed++;
+		cli_error("job %" PRIu32 ": %s", job_id, err.msg);
+		return 0;
+	}
+	/* Under the lock: the record may have changed since we looked. */
+	rc = rb_ledger_read(st->ledger, job_id, st->rec, &err);
+	if (rc == 0 && gc_eligible(st, st->rec)) {
+		if (rb_ledger_remove(job, &err) < 0) {
+			st->failed++;
+			cli_error("job %" PRIu32 ": %s", job_id, err.msg);
+		} else {
+			st->removed++;
+			gc_report("removed", st->rec);
+			if (remove_ack_dir(st->ctx, job_id) < 0)
+				st->failed++;
+		}
+	} else if (rc < 0) {
+		st->corrupt++;
+		cli_error("job %" PRIu32 ": %s (kept)", job_id, err.msg);
+	}
+	rb_ledger_unlock(job);
+	return 0;
+}
+
+int cli_cmd_gc(cli_ctx *ctx, long long days, bool dry_run, bool force)
+{
+	gc_state st = { .ctx = ctx, .dry_run = dry_run, .force = force };
+	rb_err err;
+	int r, rc;
+
+	rc = need_root("gc");
+	if (rc != CLI_OK)
+		return rc;
+	st.cutoff = (int64_t)time(NULL) - (int64_t)days * 86400;
+	r = cli_open_ledger(ctx, dry_run ? RB_LEDGER_READ : RB_LEDGER_WRITE,
+			    &st.ledger);
+	if (r < 0)
+		return CLI_EDATA;
+	st.rec = malloc(sizeof(*st.rec));
+	if (!st.rec) {
+		rb_ledger_close(st.ledger);
+		cli_error("out of memory");
+		return CLI_EDATA;
+	}
+	rc = CLI_OK;
+	if (r == 0 && rb_ledger_jobs(st.ledger, gc_job, &st, &err) < 0) {
+		cli_error("%s", err.msg);
+		rc = CLI_EDATA;
+	}
+	rb_ledger_close(st.ledger);
+	free(st.rec);
+	printf("gc: %s %zu of %zu record%s not updated for %lld day%s",
+	       dry_run ? "would remove" : "removed", st.removed, st.seen,
+	       st.seen == 1 ? "" : "s", days, days == 1 ? "" : "s");
+	if (st.kept_running)
+		printf("; kept %zu with an attempt in progress",
+		       st.kept_running);
+	if (st.corrupt)
+		printf("; kept %zu unreadable", st.corrupt);
+	printf("\n");
+	if (st.corrupt || st.failed)
+		rc = CLI_EDATA;
+	if (fflush(stdout) != 0)
+		rc = CLI_EDATA;
+	return rc;
+}

@@ -1,0 +1,246 @@
+/*
+ * cli_config.c - `restore-budget check-config [FILE]`: validate the admin's
+ * file with the plugin's own loader and show what it means.
+ */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *track_name(rb_track t)
+{
+	return t == RB_TRACK_OPT_IN ? "opt-in" : "all";
+}
+
+static const char *on_error_name(rb_on_error e)
+{
+	return e == RB_ON_ERROR_CLOSED ? "closed" : "open";
+}
+
+static const char *on_exhausted_name(rb_on_exhausted e)
+{
+	return e == RB_ON_EXHAUSTED_HOLD ? "hold" : "fail";
+}
+
+static void format_m(int m, char *buf, size_t len)
+{
+	if (m < 0)
+		snprintf(buf, len, "unlimited");
+	else
+		snprintf(buf, len, "%d", m);
+}
+
+/* "max_failures=4 restore_retry_num=2" for the values a group sets. */
+static void format_overrides(const rb_overrides *o, char *buf, size_t len)
+{
+	char m[24];
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (o->has_max_failures) {
+		format_m(o->max_failures, m, sizeof(m));
+		n += (size_t)snprintf(buf + n, len - n, "max_failures=%s ", m);
+	}
+	if (o->has_restore_retry_num && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "restore_retry_num=%d ",
+				      o->restore_retry_num);
+	if (o->has_restore_timeout && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "restore_timeout=%d ",
+				      o->restore_timeout);
+	if (n > 0 && n < len)
+		buf[n - 1] = '\0';
+	else if (n == 0)
+		snprintf(buf, len, "(nothing set)");
+}
+
+static void line(const char *key, const char *value)
+{
+	int pad = 20 - (int)strlen(key) - 1;
+
+	printf("%s:%*s %s\n", key, pad > 0 ? pad : 0, "", value);
+}
+
+static void print_named(const char *what, const rb_named_overrides *arr,
+			size_t n)
+{
+	char label[RB_NAME_MAX * 3 + 32], name[RB_NAME_MAX * 3], v[160];
+
+	for (size_t i = 0; i < n; i++) {
+		snprintf(label, sizeof(label), "%s %s", what,
+			 cli_safe(arr[i].name, name, sizeof(name)));
+		format_overrides(&arr[i].values, v, sizeof(v));
+		line(label, v);
+	}
+}
+
+static void print_text(const rb_config *c)
+{
+	char buf[RB_PATH_MAX * 3 + 64], m[24];
+	int64_t attempts;
+
+	printf("%s: OK\n", cli_safe(c->path, buf, sizeof(buf)));
+	line("state_dir", cli_safe(c->state_dir, buf, sizeof(buf)));
+	format_m(c->max_failures, m, sizeof(m));
+	line("max_failures", m);
+	snprintf(buf, sizeof(buf), "%d", c->restore_retry_num);
+	line("restore_retry_num", buf);
+	snprintf(buf, sizeof(buf), "%d%s", c->restore_timeout,
+		 c->restore_timeout == 0 ? " (only an ack or exit 0 confirms)" :
+					   " s");
+	line("restore_timeout", buf);
+	line("restore_accounting", rb_accounting_name(c->accounting));
+	line("count_preemptions", c->count_preemptions ? "true" : "false");
+	line("track", track_name(c->track));
+	line("on_error", on_error_name(c->on_error));
+	line("on_exhausted", on_exhausted_name(c->on_exhausted));
+	snprintf(buf, sizeof(buf),
+		 "max_failures <= %d, restore_retry_num <= %d, "
+		 "allow_unlimited = %s",
+		 c->caps.max_failures, c->caps.restore_retry_num,
+		 c->caps.allow_unlimited ? "true" : "false");
+	line("limits (caps)", buf);
+	{
+		char pat[RB_NAME_MAX * 3], lat[RB_NAME_MAX * 3];
+
+		snprintf(buf, sizeof(buf), "pattern \"%s\", latest \"%s\"",
+			 cli_safe(c->checkpoint_pattern, pat, sizeof(pat)),
+			 cli_safe(c->checkpoint_latest, lat, sizeof(lat)));
+	}
+	line("checkpoint", buf);
+	print_named("partition", c->partitions, c->n_partitions);
+	print_named("account", c->accounts, c->n_accounts);
+	/* The design's headline number, for the defaults (section 3). */
+	if (c->max_failures >= 0) {
+		if (c->accounting == RB_ACCOUNTING_RAY)
+			attempts = (int64_t)c->restore_retry_num +
+				   c->max_failures + 1;
+		else
+			attempts = (int64_t)c->restore_retry_num *
+				   (c->max_failures + 1);
+		snprintf(buf, sizeof(buf),
+			 "%lld restore attempts before a job is refused",
+			 (long long)attempts);
+		line("corrupt checkpoint", buf);
+	}
+}
+
+static json_object *overrides_json(const rb_overrides *o)
+{
+	json_object *j = json_object_new_object();
+
+	if (o->has_max_failures)
+		json_object_object_add(j, "max_failures",
+				       json_object_new_int(o->max_failures));
+	if (o->has_restore_retry_num)
+		json_object_object_add(j, "restore_retry_num",
+				       json_object_new_int(o->restore_retry_num));
+	if (o->has_restore_timeout)
+		json_object_object_add(j, "restore_timeout",
+				       json_object_new_int(o->restore_timeout));
+	return j;
+}
+
+static json_object *named_json(const rb_named_overrides *arr, size_t n)
+{
+	json_object *j = json_object_new_object();
+
+	for (size_t i = 0; i < n; i++) {
+		json_object *name = cli_json_string(arr[i].name);
+
+		json_object_object_add(j, json_object_get_string(name),
+				       overrides_json(&arr[i].values));
+		json_object_put(name);
+	}
+	return j;
+}
+
+static json_object *config_json(const rb_config *c)
+{
+	json_object *o = json_object_new_object();
+	json_object *caps = json_object_new_object();
+	json_object *ck = json_object_new_object();
+
+	json_object_object_add(o, "ok", json_object_new_boolean(true));
+	json_object_object_add(o, "path", cli_json_string(c->path));
+	json_object_object_add(o, "state_dir", cli_json_string(c->state_dir));
+	json_object_object_add(o, "max_failures",
+			       json_object_new_int(c->max_failures));
+	json_object_object_add(o, "restore_retry_num",
+			       json_object_new_int(c->restore_retry_num));
+	json_object_object_add(o, "restore_timeout",
+			       json_object_new_int(c->restore_timeout));
+	json_object_object_add(o, "restore_accounting",
+			       json_object_new_string(
+				       rb_accounting_name(c->accounting)));
+	json_object_object_add(o, "count_preemptions",
+			       json_object_new_boolean(c->count_preemptions));
+	json_object_object_add(o, "track",
+			       json_object_new_string(track_name(c->track)));
+	json_object_object_add(o, "on_error",
+			       json_object_new_string(on_error_name(c->on_error)));
+	json_object_object_add(o, "on_exhausted",
+			       json_object_new_string(
+				       on_exhausted_name(c->on_exhausted)));
+	json_object_object_add(caps, "max_failures",
+			       json_object_new_int(c->caps.max_failures));
+	json_object_object_add(caps, "restore_retry_num",
+			       json_object_new_int(c->caps.restore_retry_num));
+	json_object_object_add(caps, "allow_unlimited",
+			       json_object_new_boolean(c->caps.allow_unlimited));
+	json_object_object_add(o, "limits", caps);
+	json_object_object_add(ck, "pattern",
+			       cli_json_string(c->checkpoint_pattern));
+	json_object_object_add(ck, "latest",
+			       cli_json_string(c->checkpoint_latest));
+	json_object_object_add(o, "checkpoint", ck);
+	json_object_object_add(o, "partitions",
+			       named_json(c->partitions, c->n_partitions));
+	json_object_object_add(o, "accounts",
+			       named_json(c->accounts, c->n_accounts));
+	return o;
+}
+
+int cli_cmd_check_config(cli_ctx *ctx, const char *file)
+{
+	rb_config *cfg = NULL;
+	rb_err err;
+	int rc;
+
+	if (file) {
+		ctx->config_path = file;
+		ctx->config_explicit = true;
+	}
+	if (!ctx->config_path) {
+		cfg = rb_config_defaults();
+		if (!cfg) {
+			cli_error("out of memory");
+			return CLI_EDATA;
+		}
+		cli_error("note: %s does not exist: the plugin uses the built-in "
+			  "defaults shown here", RB_DEFAULT_CONFIG_PATH);
+	} else if (rb_config_load(ctx->config_path, &cfg, &err) < 0) {
+		char safe[RB_ERR_MAX * 3];
+
+		cli_error("%s", cli_safe(err.msg, safe, sizeof(safe)));
+		if (ctx->json) {
+			json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "ok",
+					       json_object_new_boolean(false));
+			json_object_object_add(o, "path",
+					       cli_json_string(ctx->config_path));
+			json_object_object_add(o, "error",
+					       cli_json_string(err.msg));
+			cli_json_print(o);
+		}
+		return CLI_EDATA;
+	}
+	if (ctx->json) {
+		rc = cli_json_print(config_json(cfg)) < 0 ? CLI_EDATA : CLI_OK;
+	} else {
+		print_text(cfg);
+		rc = fflush(stdout) == 0 ? CLI_OK : CLI_EDATA;
+	}
+	rb_config_free(cfg);
+	return rc;
+}

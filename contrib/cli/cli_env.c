@@ -1,0 +1,208 @@
+/*
+ * cli_env.c - where the CLI's inputs come from: the config file, the
+ * cluster's name, the invoking user, the ledger.
+ */
+#include "cli.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* slurm.conf is read only for one line; a bigger file is not ours to parse
+ * entirely (ClusterName sits near the top in every real one). */
+#define SLURM_CONF_SCAN_MAX (1024 * 1024)
+
+static const char *env_nonempty(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && v[0] ? v : NULL;
+}
+
+void cli_choose_config(cli_ctx *ctx, const char *opt_config)
+{
+	const char *env = env_nonempty("RESTORE_BUDGET_CONFIG");
+
+	ctx->config_explicit = true;
+	if (opt_config) {
+		ctx->config_path = opt_config;
+	} else if (env) {
+		ctx->config_path = env;
+	} else {
+		ctx->config_explicit = false;
+		/* Like the plugin: an absent default file means built-in
+		 * defaults; any other problem with it is reported. */
+		if (access(RB_DEFAULT_CONFIG_PATH, F_OK) < 0 && errno == ENOENT)
+			ctx->config_path = NULL;
+		else
+			ctx->config_path = RB_DEFAULT_CONFIG_PATH;
+	}
+}
+
+int cli_load_config(cli_ctx *ctx)
+{
+	rb_err err;
+
+	if (ctx->cfg)
+		return CLI_OK;
+	if (!ctx->config_path) {
+		ctx->cfg = rb_config_defaults();
+		if (!ctx->cfg) {
+			cli_error("out of memory");
+			return CLI_EDATA;
+		}
+		return CLI_OK;
+	}
+	if (rb_config_load(ctx->config_path, &ctx->cfg, &err) < 0) {
+		cli_error("%s", err.msg);
+		return CLI_EDATA;
+	}
+	return CLI_OK;
+}
+
+bool cli_valid_cluster(const char *s)
+{
+	size_t i;
+
+	if (!s || !s[0] || s[0] == '.')
+		return false;
+	for (i = 0; s[i]; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (i >= 63 || !(isalnum(c) || c == '_' || c == '.' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * ClusterName from slurm.conf: "ClusterName=NAME" (key case-insensitive,
+ * blanks around '=' tolerated, '#' starts a comment). Slurm maps the name
+ * to lower case, and so does SLURM_CLUSTER_NAME, which keys the ledger.
+ * Returns 0 and the name, or -1 if the file or the line is missing.
+ */
+static int slurm_conf_cluster(const char *path, char *out, size_t outlen)
+{
+	static const char key[] = "clustername";
+	char line[1024];
+	size_t total = 0;
+	FILE *f;
+	int rc = -1;
+
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (rc < 0 && total < SLURM_CONF_SCAN_MAX &&
+	       fgets(line, sizeof(line), f)) {
+		char *p = line, *v;
+		size_t n = 0;
+
+		total += strlen(line);
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (strncasecmp(p, key, sizeof(key) - 1) != 0)
+			continue;
+		p += sizeof(key) - 1;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p != '=')
+			continue;
+		p++;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		v = p;
+		while (v[n] && !isspace((unsigned char)v[n]) && v[n] != '#')
+			n++;
+		if (n == 0 || n >= outlen)
+			continue;
+		for (size_t i = 0; i < n; i++)
+			out[i] = (char)tolower((unsigned char)v[i]);
+		out[n] = '\0';
+		rc = 0;
+	}
+	fclose(f);
+	return rc;
+}
+
+int cli_choose_cluster(cli_ctx *ctx, const char *opt_cluster)
+{
+	const char *name = opt_cluster;
+	const char *from = "--cluster";
+	const char *conf;
+	char safe[256];
+
+	if (!name && (name = env_nonempty("SLURM_CLUSTER_NAME")))
+		from = "SLURM_CLUSTER_NAME";
+	if (!name) {
+		conf = env_nonempty("SLURM_CONF");
+		if (slurm_conf_cluster(conf ? conf : CLI_SLURM_CONF,
+				       ctx->cluster, sizeof(ctx->cluster)) == 0) {
+			name = ctx->cluster;
+			from = conf ? conf : CLI_SLURM_CONF;
+		}
+	}
+	if (!name) {
+		name = CLI_DEFAULT_CLUSTER;
+		from = "the default";
+	}
+	if (!cli_valid_cluster(name)) {
+		cli_error("invalid cluster name '%s' (from %s): expected 1 to 63 "
+			  "of [A-Za-z0-9_.-], not starting with '.'",
+			  cli_safe(name, safe, sizeof(safe)), from);
+		return CLI_EUSAGE;
+	}
+	if (name != ctx->cluster)
+		rb_strlcpy(ctx->cluster, name, sizeof(ctx->cluster));
+	return CLI_OK;
+}
+
+void cli_invoking_user(char *buf, size_t len)
+{
+	const char *sudo = env_nonempty("SUDO_USER");
+	struct passwd *pw;
+	char login[256];
+
+	if (sudo && geteuid() == 0 && strlen(sudo) < len) {
+		rb_strlcpy(buf, sudo, len);
+		return;
+	}
+	if (getlogin_r(login, sizeof(login)) == 0 && login[0]) {
+		rb_strlcpy(buf, login, len);
+		return;
+	}
+	pw = getpwuid(getuid());
+	if (pw && pw->pw_name && pw->pw_name[0])
+		rb_strlcpy(buf, pw->pw_name, len);
+	else
+		snprintf(buf, len, "uid %u", (unsigned)getuid());
+}
+
+int cli_open_ledger(const cli_ctx *ctx, rb_ledger_mode mode, rb_ledger **out)
+{
+	char path[RB_PATH_MAX + RB_NAME_MAX + 2];
+	struct stat st;
+	rb_err err;
+
+	*out = NULL;
+	/* Nothing recorded for this cluster yet is an empty ledger, not an
+	 * error; the ledger itself checks everything else (ownership, mode,
+	 * symlinks) when it opens the directory. */
+	snprintf(path, sizeof(path), "%s/%s", ctx->cfg->state_dir,
+		 ctx->cluster);
+	if (lstat(path, &st) < 0 && errno == ENOENT &&
+	    lstat(ctx->cfg->state_dir, &st) == 0)
+		return 1;
+	if (rb_ledger_open(ctx->cfg->state_dir, ctx->cluster, mode, out,
+			   &err) < 0) {
+		cli_error("%s", err.msg);
+		return -1;
+	}
+	return 0;
+}

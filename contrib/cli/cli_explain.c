@@ -1,0 +1,411 @@
+/*
+ * cli_explain.c - `restore-budget explain JOB`: the event log in words.
+ *
+ * A stored line is "t=<unix time> kind=<k> attempt=<n> key=value ...
+ * crc=<hex>", values %XX-escaped (rb_kv_escape). Which keys each kind
+ * writes is lifecycle.c's business; unknown keys are kept (JSON) and
+ * ignored (text), so an older CLI still reads a newer log.
+ */
+#include "cli.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lifecycle.h"
+
+#define SAFE_MAX (3 * RB_PATH_MAX + 1)
+
+typedef cli_event event;
+#define ev_get cli_event_get
+#define ev_s cli_event_str
+
+typedef struct {
+	cli_ctx *ctx;
+	json_object *events;   /* --json */
+	size_t n, torn;
+	bool oom;
+	/* the newest end seen, to name a failed attempt's exit code where
+	 * the start event only says "failed:0" (see charged_end below) */
+	char last_end_attempt[24];
+	char last_end[48];
+} explain_state;
+
+/* Append to a bounded line buffer. */
+typedef struct {
+	char *buf;
+	size_t len, cap;
+} line_buf;
+
+static void lb_add(line_buf *lb, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void lb_add(line_buf *lb, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (lb->len + 1 >= lb->cap)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(lb->buf + lb->len, lb->cap - lb->len, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	lb->len += (size_t)n;
+	if (lb->len >= lb->cap)
+		lb->len = lb->cap - 1;
+}
+
+/* Untrusted text (paths, reasons, user names) made terminal-safe. */
+static void lb_safe(line_buf *lb, const char *s)
+{
+	char *safe = malloc(SAFE_MAX);
+
+	if (!safe)
+		return;
+	lb_add(lb, "%s", cli_safe(s, safe, SAFE_MAX));
+	free(safe);
+}
+
+static const char *charge_words(const char *kind)
+{
+	static const struct {
+		const char *name, *words;
+	} table[] = {
+		{ "none", "nothing" },
+		{ "restore_failure", "a failed restore (r += 1)" },
+		{ "restore_failure_converted",
+		  "a failed restore that completed a group of R (F += 1, r := 0)" },
+		{ "restore_failure_over_free",
+		  "a failed restore beyond the free ones (F += 1)" },
+		{ "failure", "a failure after a confirmed restore (F += 1)" },
+		{ "preemption_failure",
+		  "a preemption, count_preemptions is on (F += 1)" },
+	};
+
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (strcmp(kind, table[i].name) == 0)
+			return table[i].words;
+	return kind;
+}
+
+static void text_limits(line_buf *lb, const event *e)
+{
+	const char *m = ev_s(e, "max_failures");
+
+	lb_add(lb, "; limits M=%s R=%s timeout=%ss %s%s",
+	       strcmp(m, "-1") == 0 ? "unlimited" : m,
+	       ev_s(e, "restore_retry_num"), ev_s(e, "restore_timeout"),
+	       ev_s(e, "accounting"),
+	       strcmp(ev_s(e, "count_preemptions"), "1") == 0 ?
+		       " count_preemptions" : "");
+	if (ev_get(e, "granted") && strcmp(ev_s(e, "granted"), "0") != 0)
+		lb_add(lb, " +%s granted", ev_s(e, "granted"));
+}
+
+static void text_start(line_buf *lb, const event *e)
+{
+	const char *charged = ev_s(e, "charged");
+	const char *ckpt = ev_get(e, "checkpoint");
+	bool refused = strcmp(ev_s(e, "decision"), "refuse") == 0;
+
+	if (ev_get(e, "confirmed_previous"))
+		lb_add(lb, "attempt %s's restore confirmed by %s; ",
+		       ev_s(e, "charged"), ev_s(e, "confirmed_previous"));
+	lb_add(lb, "%s", refused ? "REFUSED" : "run");
+	if (strcmp(charged, "-1") == 0)
+		lb_add(lb, "; nothing to charge (first recorded attempt)");
+	else
+		lb_add(lb, "; charged attempt %s (ended %s while %s) as %s",
+		       charged, ev_s(e, "charged_end"),
+		       ev_s(e, "charged_phase"),
+		       charge_words(ev_s(e, "charge")));
+	lb_add(lb, "; failures %s, restore_failures %s",
+	       ev_s(e, "failures"), ev_s(e, "restore_failures"));
+	text_limits(lb, e);
+	lb_add(lb, "; checkpoint ");
+	lb_safe(lb, ckpt && ckpt[0] ? ckpt : "(none)");
+	if (refused && ev_get(e, "reason")) {
+		lb_add(lb, "; reason: ");
+		lb_safe(lb, ev_s(e, "reason"));
+	}
+	if (ev_get(e, "warnings")) {
+		lb_add(lb, "; warnings: ");
+		lb_safe(lb, ev_s(e, "warnings"));
+	}
+}
+
+static void text_report(line_buf *lb, const event *e)
+{
+	const char *ckpt = ev_get(e, "checkpoint");
+
+	lb_add(lb, "phase %s, checkpoint ", ev_s(e, "phase"));
+	lb_safe(lb, ckpt && ckpt[0] ? ckpt : "(none)");
+}
+
+static void text_end(line_buf *lb, const event *e)
+{
+	const char *ran = ev_get(e, "ran");
+	long long secs;
+	char d[32];
+
+	if (ran && cli_parse_uint(ran, INT64_MAX / 2, &secs) == 0)
+		cli_format_duration(secs, d, sizeof(d));
+	else
+		rb_strlcpy(d, ran ? ran : "?", sizeof(d));
+	lb_add(lb, "%s", ev_s(e, "end"));
+	if (ev_get(e, "detail")) {
+		lb_add(lb, " (");
+		lb_safe(lb, ev_s(e, "detail"));
+		lb_add(lb, ")");
+	}
+	lb_add(lb, " after %s (phase %s, restore confirmed: %s)", d,
+	       ev_s(e, "phase"), ev_s(e, "confirmed"));
+	if (ev_get(e, "confirmed_previous"))
+		lb_add(lb, "; confirmed by %s before its end",
+		       ev_s(e, "confirmed_previous"));
+}
+
+static void text_grant(line_buf *lb, const event *e)
+{
+	lb_add(lb, "extra failures granted %s by ", ev_s(e, "granted"));
+	lb_safe(lb, ev_s(e, "by"));
+}
+
+static void print_event_text(const event *e)
+{
+	char line[2 * SAFE_MAX], when[32];
+	line_buf lb = { line, 0, sizeof(line) };
+	const char *kind = ev_s(e, "kind");
+	long long t = 0;
+
+	line[0] = '\0';
+	if (ev_get(e, "t"))
+		cli_parse_uint(ev_get(e, "t"), INT64_MAX, &t);
+	cli_format_time(t, when, sizeof(when));
+	lb_add(&lb, "%s  attempt %-3s %-7s", when, ev_s(e, "attempt"), kind);
+	if (strcmp(kind, "start") == 0)
+		text_start(&lb, e);
+	else if (strcmp(kind, "report") == 0)
+		text_report(&lb, e);
+	else if (strcmp(kind, "end") == 0)
+		text_end(&lb, e);
+	else if (strcmp(kind, "grant") == 0)
+		text_grant(&lb, e);
+	else
+		lb_add(&lb, "(unknown event kind)");
+	if (e->bad_value)
+		lb_add(&lb, " [some values malformed]");
+	/* line (and the %-7s column) may end in blanks when fields are
+	 * missing: trim them */
+	while (lb.len > 0 && line[lb.len - 1] == ' ')
+		line[--lb.len] = '\0';
+	puts(line);
+}
+
+/* --- JSON ------------------------------------------------------------------ */
+
+static const char *const int_keys[] = {
+	"t", "attempt", "charged", "max_failures", "restore_retry_num",
+	"restore_timeout", "ran", NULL,
+};
+static const char *const pair_keys[] = {
+	"failures", "restore_failures", NULL,
+};
+
+static bool in_list(const char *const *list, const char *key)
+{
+	for (; *list; list++)
+		if (strcmp(*list, key) == 0)
+			return true;
+	return false;
+}
+
+static int64_t parse_i64(const char *s, bool *ok)
+{
+	bool neg = s[0] == '-';
+	long long v;
+
+	*ok = cli_parse_uint(s + neg, INT64_MAX, &v) == 0;
+	return neg ? -(int64_t)v : (int64_t)v;
+}
+
+/* "a->b" as {"before": a, "after": b}; anything else stays a string. */
+static json_object *json_pair(const char *v)
+{
+	const char *arrow = strstr(v, "->");
+	json_object *o;
+	char before[32];
+	int64_t a, b;
+	bool ok1, ok2;
+
+	if (!arrow || (size_t)(arrow - v) >= sizeof(before))
+		return cli_json_string(v);
+	memcpy(before, v, (size_t)(arrow - v));
+	before[arrow - v] = '\0';
+	a = parse_i64(before, &ok1);
+	b = parse_i64(arrow + 2, &ok2);
+	if (!ok1 || !ok2)
+		return cli_json_string(v);
+	o = json_object_new_object();
+	json_object_object_add(o, "before", json_object_new_int64(a));
+	json_object_object_add(o, "after", json_object_new_int64(b));
+	return o;
+}
+
+static json_object *event_json(const event *e)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "ok", json_object_new_boolean(true));
+	for (size_t i = 0; i < e->n; i++) {
+		const char *k = e->pairs[i].key, *v = e->pairs[i].value;
+		json_object *val;
+		bool ok;
+
+		if (in_list(int_keys, k)) {
+			int64_t n = parse_i64(v, &ok);
+
+			val = ok ? json_object_new_int64(n) : cli_json_string(v);
+		} else if (in_list(pair_keys, k) ||
+			   (strcmp(k, "granted") == 0 && strstr(v, "->"))) {
+			val = json_pair(v);
+		} else if (strcmp(k, "granted") == 0) {
+			int64_t n = parse_i64(v, &ok);
+
+			val = ok ? json_object_new_int64(n) : cli_json_string(v);
+		} else if (strcmp(k, "count_preemptions") == 0 &&
+			   (strcmp(v, "0") == 0 || strcmp(v, "1") == 0)) {
+			val = json_object_new_boolean(v[0] == '1');
+		} else {
+			val = cli_json_string(v);
+		}
+		json_object_object_add(o, strcmp(k, "t") == 0 ? "time" : k,
+				       val);
+	}
+	return o;
+}
+
+/* --- the walk ----------------------------------------------------------------- */
+
+/* Keep the newest end event's attempt and end ("failed:1"). */
+static void remember_end(explain_state *st, const event *e)
+{
+	const char *end = ev_get(e, "end");
+
+	if (strcmp(ev_s(e, "kind"), "end") != 0 || !end)
+		return;
+	rb_strlcpy(st->last_end_attempt, ev_s(e, "attempt"),
+		   sizeof(st->last_end_attempt));
+	rb_strlcpy(st->last_end, end, sizeof(st->last_end));
+}
+
+/*
+ * A start event names the charged attempt's end without its exit code
+ * ("failed:0", lifecycle.c formats it with code 0); the end event of that
+ * attempt, just before, has the code. Put it in.
+ */
+static void fix_charged_end(const explain_state *st, event *e)
+{
+	for (size_t i = 0; i < e->n; i++) {
+		char *v;
+
+		if (strcmp(e->pairs[i].key, "charged_end") != 0 ||
+		    strncmp(e->pairs[i].value, "failed:", 7) != 0 ||
+		    strcmp(ev_s(e, "charged"), st->last_end_attempt) != 0 ||
+		    strncmp(st->last_end, "failed:", 7) != 0)
+			continue;
+		v = strdup(st->last_end);
+		if (!v)
+			return;
+		free(e->pairs[i].value);
+		e->pairs[i].value = v;
+	}
+}
+
+static int on_event(const char *line, bool ok, void *vctx)
+{
+	explain_state *st = vctx;
+	event e;
+
+	st->n++;
+	if (!ok) {
+		/* A torn append (crash mid-write) or damage: its content is
+		 * not trusted and not shown. */
+		st->torn++;
+		if (st->events) {
+			json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "ok",
+					       json_object_new_boolean(false));
+			json_object_object_add(o, "line",
+					       json_object_new_int64((int64_t)st->n));
+			json_object_array_add(st->events, o);
+		} else {
+			printf("line %zu: (torn line ignored)\n", st->n);
+		}
+		return 0;
+	}
+	if (cli_event_parse(line, &e) < 0) {
+		cli_event_free(&e);
+		st->oom = true;
+		return 1;
+	}
+	remember_end(st, &e);
+	fix_charged_end(st, &e);
+	if (st->events)
+		json_object_array_add(st->events, event_json(&e));
+	else
+		print_event_text(&e);
+	cli_event_free(&e);
+	return 0;
+}
+
+int cli_cmd_explain(cli_ctx *ctx, uint32_t job_id)
+{
+	explain_state st = { .ctx = ctx };
+	rb_ledger *l = NULL;
+	rb_err err;
+	int rc, r;
+
+	r = cli_open_ledger(ctx, RB_LEDGER_READ, &l);
+	if (r < 0)
+		return CLI_EDATA;
+	if (ctx->json)
+		st.events = json_object_new_array();
+	rc = r == 1 ? 1 : rb_ledger_events(l, job_id, on_event, &st, &err);
+	rb_ledger_close(l);
+	if (st.oom) {
+		json_object_put(st.events);
+		cli_error("out of memory");
+		return CLI_EDATA;
+	}
+	if (rc < 0) {
+		json_object_put(st.events);
+		cli_error("job %" PRIu32 ": %s", job_id, err.msg);
+		return CLI_EDATA;
+	}
+	if (rc == 1) {
+		json_object_put(st.events);
+		cli_error("job %" PRIu32 ": no event log on cluster %s (not "
+			  "tracked, removed by gc, or another cluster: see "
+			  "--cluster)", job_id, ctx->cluster);
+		return CLI_ENOTFOUND;
+	}
+	if (ctx->json) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "cluster",
+				       cli_json_string(ctx->cluster));
+		json_object_object_add(o, "job_id", json_object_new_int64(job_id));
+		json_object_object_add(o, "torn_lines",
+				       json_object_new_int64((int64_t)st.torn));
+		json_object_object_add(o, "events", st.events);
+		return cli_json_print(o) < 0 ? CLI_EDATA : CLI_OK;
+	}
+	if (st.n == 0)
+		printf("(no events recorded for job %" PRIu32 ")\n", job_id);
+	return fflush(stdout) == 0 ? CLI_OK : CLI_EDATA;
+}

@@ -1,0 +1,141 @@
+/*
+ * cli_list.c - `restore-budget list`: one line per job record.
+ *
+ * A record that cannot be read (corrupt, torn, unknown version) is listed
+ * as "corrupt: <reason>" whatever the filters (its user and state are
+ * unknown), every other record is still listed, and the exit code is 1 so
+ * that a cron job or a monitoring check notices.
+ */
+#include "cli.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+	cli_ctx *ctx;
+	const cli_list_opts *opts;
+	rb_ledger *ledger;
+	rb_record *rec;
+	json_object *jobs, *errors;   /* --json */
+	size_t shown, corrupt;
+} list_state;
+
+static bool wanted(const list_state *st, const rb_record *rec)
+{
+	const char *state = st->opts->state;
+
+	if (st->opts->user && strcmp(st->opts->user, rec->user) != 0)
+		return false;
+	if (state && strcmp(state, "all") != 0 &&
+	    strcmp(state, cli_job_state(rec)) != 0)
+		return false;
+	return true;
+}
+
+static void print_row(const rb_record *rec)
+{
+	const rb_budget *b = &rec->budget;
+	char user[RB_NAME_MAX * 3], fm[48], rr[32], left[32], attempt[24];
+
+	cli_format_fm(b, &b->cur.limits, fm, sizeof(fm));
+	snprintf(rr, sizeof(rr), "%d/%d", b->restore_failures,
+		 b->cur.limits.restore_retry_num);
+	cli_format_left(b, left, sizeof(left));
+	if (b->cur.attempt >= 0)
+		snprintf(attempt, sizeof(attempt), "%" PRId64, b->cur.attempt);
+	else
+		snprintf(attempt, sizeof(attempt), "-");
+	printf("%-10" PRIu32 " %-12s %7s  %-9s  %-9s  %-9s %-5s %s\n",
+	       rec->job_id, cli_safe(rec->user[0] ? rec->user : "?", user,
+				     sizeof(user)),
+	       attempt, cli_job_state(rec), rb_phase_name(b->cur.phase), fm,
+	       rr, left);
+}
+
+static int on_job(uint32_t job_id, void *vctx)
+{
+	list_state *st = vctx;
+	rb_err err;
+	int rc;
+
+	rc = rb_ledger_read(st->ledger, job_id, st->rec, &err);
+	if (rc == 1)
+		return 0; /* removed since the scan (gc) */
+	if (rc < 0) {
+		st->corrupt++;
+		if (st->errors) {
+			json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "job_id",
+					       json_object_new_int64(job_id));
+			json_object_object_add(o, "corrupt",
+					       cli_json_string(err.msg));
+			json_object_array_add(st->errors, o);
+		} else {
+			char safe[RB_ERR_MAX * 3];
+
+			printf("%-10" PRIu32 " corrupt: %s\n", job_id,
+			       cli_safe(err.msg, safe, sizeof(safe)));
+		}
+		return 0;
+	}
+	if (!wanted(st, st->rec))
+		return 0;
+	st->shown++;
+	if (st->jobs)
+		json_object_array_add(st->jobs, cli_json_summary(st->rec));
+	else
+		print_row(st->rec);
+	return 0;
+}
+
+int cli_cmd_list(cli_ctx *ctx, const cli_list_opts *opts)
+{
+	list_state st = { .ctx = ctx, .opts = opts };
+	rb_err err;
+	int r, rc = CLI_OK;
+
+	r = cli_open_ledger(ctx, RB_LEDGER_READ, &st.ledger);
+	if (r < 0)
+		return CLI_EDATA;
+	st.rec = malloc(sizeof(*st.rec));
+	if (!st.rec) {
+		rb_ledger_close(st.ledger);
+		cli_error("out of memory");
+		return CLI_EDATA;
+	}
+	if (ctx->json) {
+		st.jobs = json_object_new_array();
+		st.errors = json_object_new_array();
+	} else {
+		printf("%-10s %-12s %7s  %-9s  %-9s  %-9s %-5s %s\n", "JOB",
+		       "USER", "ATTEMPT", "STATE", "PHASE", "F/M", "r/R",
+		       "LEFT");
+	}
+	if (r == 0 && rb_ledger_jobs(st.ledger, on_job, &st, &err) < 0) {
+		cli_error("%s", err.msg);
+		rc = CLI_EDATA;
+	}
+	rb_ledger_close(st.ledger);
+	free(st.rec);
+	if (st.corrupt > 0) {
+		cli_error("%zu record%s could not be read (listed as corrupt)",
+			  st.corrupt, st.corrupt == 1 ? "" : "s");
+		rc = CLI_EDATA;
+	}
+	if (ctx->json) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "cluster",
+				       cli_json_string(ctx->cluster));
+		json_object_object_add(o, "jobs", st.jobs);
+		json_object_object_add(o, "corrupt", st.errors);
+		if (cli_json_print(o) < 0)
+			rc = CLI_EDATA;
+	} else if (fflush(stdout) != 0) {
+		rc = CLI_EDATA;
+	}
+	return rc;
+}

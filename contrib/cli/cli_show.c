@@ -1,0 +1,200 @@
+/* cli_show.c - `restore-budget show JOB`: one job's budget at a glance. */
+#include "cli.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lifecycle.h"
+
+#define SAFE_MAX (3 * RB_PATH_MAX + 1)
+
+static void kv(const char *key, const char *value)
+{
+	int pad = 16 - (int)strlen(key) - 1;
+
+	printf("%s:%*s %s\n", key, pad > 0 ? pad : 0, "", value);
+}
+
+static void kv_safe(const char *key, const char *value, const char *empty)
+{
+	char *safe = malloc(SAFE_MAX);
+
+	if (!safe) {
+		kv(key, "?");
+		return;
+	}
+	kv(key, value && value[0] ? cli_safe(value, safe, SAFE_MAX) : empty);
+	free(safe);
+}
+
+static void format_limits(const rb_limits *l, char *buf, size_t len)
+{
+	char m[24];
+
+	if (l->max_failures < 0)
+		snprintf(m, sizeof(m), "unlimited");
+	else
+		snprintf(m, sizeof(m), "%d", l->max_failures);
+	snprintf(buf, len,
+		 "max_failures=%s restore_retry_num=%d restore_timeout=%d "
+		 "accounting=%s count_preemptions=%s",
+		 m, l->restore_retry_num, l->restore_timeout,
+		 rb_accounting_name(l->accounting),
+		 l->count_preemptions ? "true" : "false");
+}
+
+static const char *exhausted_text(const rb_record *rec, char *buf, size_t len)
+{
+	const rb_budget *b = &rec->budget;
+	bool now = b->cur.attempt >= 0 &&
+		   rb_engine_is_exhausted(b, &b->cur.limits);
+
+	if (b->exhausted && !now)
+		snprintf(buf, len, "yes (attempt %" PRId64 " was refused; a "
+			 "grant since leaves budget: requeue the job to go on)",
+			 b->cur.attempt);
+	else if (b->exhausted)
+		snprintf(buf, len, "yes (attempt %" PRId64 " was refused)",
+			 b->cur.attempt);
+	else
+		snprintf(buf, len, "no");
+	return buf;
+}
+
+/*
+ * How the previous attempt ended, as charged ("interrupted", "failed:1"),
+ * or "none". The record's prev_end is used when it says something; the
+ * ledger does not store it (yet), so the event log is asked: the start
+ * event of the current attempt names it.
+ */
+static void last_end(const cli_ctx *ctx, const rb_record *rec, char *buf,
+		     size_t len)
+{
+	const rb_budget *b = &rec->budget;
+
+	if (b->prev_end != RB_END_NONE)
+		rb_end_format(b->prev_end, b->prev_end_code, buf, len);
+	else if (cli_last_end(ctx, rec->job_id, b->cur.attempt, buf, len) < 0)
+		snprintf(buf, len, "none");
+}
+
+static const char *last_end_text(const cli_ctx *ctx, const rb_record *rec,
+				 char *buf, size_t len)
+{
+	char what[48];
+
+	last_end(ctx, rec, what, sizeof(what));
+	if (strcmp(what, "none") == 0)
+		snprintf(buf, len, "none");
+	else
+		snprintf(buf, len, "%s (attempt %" PRId64 ")", what,
+			 rec->budget.cur.attempt - 1);
+	return buf;
+}
+
+static void print_text(const cli_ctx *ctx, const rb_record *rec)
+{
+	const rb_budget *b = &rec->budget;
+	const rb_attempt *a = &b->cur;
+	char buf[512], t1[32], t2[32], d[32], end[96];
+	char user[RB_NAME_MAX * 3], part[RB_NAME_MAX * 3], acct[RB_NAME_MAX * 3];
+
+	kv_safe("cluster", rec->cluster, "-");
+	snprintf(buf, sizeof(buf), "%" PRIu32, rec->job_id);
+	kv("job", buf);
+	snprintf(buf, sizeof(buf), "%s (uid %" PRIu32 ")",
+		 cli_safe(rec->user[0] ? rec->user : "?", user, sizeof(user)),
+		 rec->uid);
+	kv("user", buf);
+	snprintf(buf, sizeof(buf), "%s / %s",
+		 cli_safe(rec->partition[0] ? rec->partition : "-", part,
+			  sizeof(part)),
+		 cli_safe(rec->account[0] ? rec->account : "-", acct,
+			  sizeof(acct)));
+	kv("partition/acct", buf);
+
+	if (a->attempt < 0) {
+		kv("attempt", "none recorded");
+	} else {
+		cli_format_time(a->start_time, t1, sizeof(t1));
+		snprintf(buf, sizeof(buf), "%" PRId64 " (started %s)",
+			 a->attempt, t1);
+		kv("attempt", buf);
+		if (a->confirmed != RB_CONFIRM_NONE)
+			snprintf(buf, sizeof(buf), "%s (restore confirmed: %s)",
+				 rb_phase_name(a->phase),
+				 rb_confirm_name(a->confirmed));
+		else
+			snprintf(buf, sizeof(buf), "%s",
+				 rb_phase_name(a->phase));
+		kv("phase", buf);
+		if (a->end == RB_END_NONE) {
+			kv("ended", a->refused ? "no end recorded (refused)" :
+				    "no end recorded (running, or its node died)");
+		} else {
+			rb_end_format(a->end, a->end_code, end, sizeof(end));
+			cli_format_time(a->end_time, t2, sizeof(t2));
+			cli_format_duration(a->end_time - a->start_time, d,
+					    sizeof(d));
+			snprintf(buf, sizeof(buf), "%s at %s (ran %s)", end, t2,
+				 d);
+			kv("ended", buf);
+		}
+	}
+	cli_format_fm(b, &a->limits, buf, sizeof(buf));
+	kv("failures F/M", buf);
+	snprintf(buf, sizeof(buf), "%d/%d", b->restore_failures,
+		 a->limits.restore_retry_num);
+	kv("restores r/R", buf);
+	snprintf(buf, sizeof(buf), "%d", b->granted);
+	kv("granted", buf);
+	cli_format_left(b, buf, sizeof(buf));
+	kv("restores_left", buf);
+	kv("exhausted", exhausted_text(rec, buf, sizeof(buf)));
+	kv_safe("checkpoint", b->checkpoint, "(none found yet)");
+	kv("last end", last_end_text(ctx, rec, end, sizeof(end)));
+	format_limits(&a->limits, buf, sizeof(buf));
+	kv("limits", buf);
+	snprintf(buf, sizeof(buf), "%" PRId64 " interruptions, %" PRId64
+		 " failed restores, %" PRId64 " failures charged",
+		 b->interruptions, b->restore_failures_total, b->failures_total);
+	kv("totals", buf);
+	cli_format_time(rec->updated, t1, sizeof(t1));
+	kv("updated", t1);
+}
+
+int cli_cmd_show(cli_ctx *ctx, uint32_t job_id)
+{
+	rb_record *rec = malloc(sizeof(*rec));
+	rb_err err;
+	int rc;
+
+	if (!rec) {
+		cli_error("out of memory");
+		return CLI_EDATA;
+	}
+	rc = rb_lifecycle_read(ctx->cfg, ctx->cluster, job_id, rec, &err);
+	if (rc < 0) {
+		cli_error("job %" PRIu32 ": %s", job_id, err.msg);
+		rc = CLI_EDATA;
+	} else if (rc == 1) {
+		cli_error("job %" PRIu32 ": no record on cluster %s (not tracked, "
+			  "removed by gc, or another cluster: see --cluster)",
+			  job_id, ctx->cluster);
+		rc = CLI_ENOTFOUND;
+	} else if (ctx->json) {
+		json_object *o = cli_json_record(rec);
+		char end[48];
+
+		last_end(ctx, rec, end, sizeof(end));
+		json_object_object_add(o, "last_end", cli_json_string(end));
+		rc = cli_json_print(o) < 0 ? CLI_EDATA : CLI_OK;
+	} else {
+		print_text(ctx, rec);
+		rc = fflush(stdout) == 0 ? CLI_OK : CLI_EDATA;
+	}
+	free(rec);
+	return rc;
+}

@@ -1,0 +1,163 @@
+/* cli_util.c - messages, small parsers and formatters for the CLI. */
+#include "cli.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "diag.h"
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs(CLI_PREFIX, stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+/* The core prefixes its messages with "restore_budget: "; on a terminal
+ * the tool's own name reads better, and one prefix is enough. */
+static void stderr_sink(rb_log_level level, const char *msg)
+{
+	size_t plen = sizeof(RB_PREFIX) - 1;
+	char safe[RB_ERR_MAX * 3 + 64];
+
+	if (level > RB_LOG_WARNING)
+		return;
+	if (strncmp(msg, RB_PREFIX, plen) == 0)
+		msg += plen;
+	fflush(stdout);
+	fprintf(stderr, CLI_PREFIX "%s%s\n",
+		level == RB_LOG_WARNING ? "warning: " : "",
+		cli_safe(msg, safe, sizeof(safe)));
+}
+
+void cli_install_log_sink(void)
+{
+	rb_log_set_sink(stderr_sink);
+}
+
+int cli_parse_job_id(const char *s, uint32_t *out)
+{
+	long long v;
+
+	if (cli_parse_uint(s, UINT32_MAX, &v) < 0 || v == 0)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+int cli_parse_uint(const char *s, long long max, long long *out)
+{
+	long long v = 0;
+	size_t i;
+
+	if (!s || !s[0] || strlen(s) > 19)
+		return -1;
+	for (i = 0; s[i]; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (s[i] - '0');
+		if (v > max)
+			return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+void cli_format_time(int64_t t, char *buf, size_t len)
+{
+	struct tm tm;
+	time_t tt = (time_t)t;
+
+	if (t <= 0 || !localtime_r(&tt, &tm) ||
+	    strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+		snprintf(buf, len, "%s", t <= 0 ? "-" : "?");
+}
+
+void cli_format_duration(int64_t secs, char *buf, size_t len)
+{
+	if (secs < 0)
+		snprintf(buf, len, "?");
+	else if (secs < 60)
+		snprintf(buf, len, "%" PRId64 "s", secs);
+	else if (secs < 3600)
+		snprintf(buf, len, "%" PRId64 "m%02" PRId64 "s", secs / 60,
+			 secs % 60);
+	else if (secs < 86400)
+		snprintf(buf, len, "%" PRId64 "h%02" PRId64 "m", secs / 3600,
+			 secs % 3600 / 60);
+	else
+		snprintf(buf, len, "%" PRId64 "d%02" PRId64 "h", secs / 86400,
+			 secs % 86400 / 3600);
+}
+
+const char *cli_safe(const char *s, char *buf, size_t len)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t o = 0;
+
+	if (len == 0)
+		return "";
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c == 0x7f) {
+			if (o + 4 > len)
+				break;
+			buf[o++] = '%';
+			buf[o++] = hex[c >> 4];
+			buf[o++] = hex[c & 15];
+		} else {
+			if (o + 2 > len)
+				break;
+			buf[o++] = (char)c;
+		}
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+void cli_format_fm(const rb_budget *b, const rb_limits *l, char *buf,
+		   size_t len)
+{
+	if (l->max_failures < 0)
+		snprintf(buf, len, "%d/unlimited", b->failures);
+	else if (b->granted > 0)
+		snprintf(buf, len, "%d/%d+%d", b->failures, l->max_failures,
+			 b->granted);
+	else
+		snprintf(buf, len, "%d/%d", b->failures, l->max_failures);
+}
+
+void cli_format_left(const rb_budget *b, char *buf, size_t len)
+{
+	int64_t left;
+
+	if (b->cur.attempt < 0) {
+		snprintf(buf, len, "-");
+		return;
+	}
+	left = rb_engine_restores_left(b, &b->cur.limits);
+	if (left < 0)
+		snprintf(buf, len, "unlimited");
+	else
+		snprintf(buf, len, "%" PRId64, left);
+}
+
+const char *cli_job_state(const rb_record *rec)
+{
+	const rb_budget *b = &rec->budget;
+
+	if (b->exhausted || b->cur.refused)
+		return "exhausted";
+	if (b->cur.attempt >= 0 && b->cur.end == RB_END_NONE)
+		return "running";
+	return "ended";
+}

@@ -1,0 +1,205 @@
+/*
+ * mkledger.c - write real ledgers for tests/cli/run.sh through the core's
+ * lifecycle functions (the code the prolog, batch step and epilog run).
+ *
+ *   mkledger CONFIG CLUSTER exhaust JOB     preempted, then a corrupt
+ *                                           checkpoint until refused
+ *   mkledger CONFIG CLUSTER clean JOB       one attempt, exit 0
+ *   mkledger CONFIG CLUSTER confirmed JOB   a restore confirmed by ack,
+ *                                           preempted, then exit 0
+ *   mkledger CONFIG CLUSTER inprogress JOB  one attempt with no end yet
+ *   mkledger CONFIG CLUSTER age JOB DAYS    move `updated` DAYS days back
+ *
+ * Times given to the lifecycle start at T0 so that run times are exact.
+ * Exits 0, or 1 with a message when the core does not do what the
+ * scenario expects (so a broken core fails the CLI tests loudly).
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "lifecycle.h"
+#include "record.h"
+
+#define T0 1700000000
+#define CKPT "/home/alice/run/ckpt/checkpoint-7"
+/* spaces, '=', '%' and an ESC: escaped in the ledger, shown safely */
+#define CKPT_ODD "/home/carol/my run/ck=1/50%/\033[31mcheckpoint 7"
+
+static const rb_config *cfg;
+static const char *cluster;
+
+static void die(const char *what, const rb_err *err)
+{
+	fprintf(stderr, "mkledger: %s: %s\n", what, err ? err->msg : "");
+	exit(1);
+}
+
+static rb_decision start(uint32_t id, int64_t n, const char *user,
+			 uint32_t uid, const char *part, int64_t now)
+{
+	rb_job_info j = {
+		.cluster = cluster, .job_id = id, .attempt = n,
+		.uid = uid, .gid = uid, .user = user, .partition = part,
+		.account = "ml", .work_dir = "/home/alice/run",
+		.checkpoint_dir = "ckpt", .now = now,
+	};
+	rb_start_result res;
+	rb_err err;
+
+	if (rb_lifecycle_start(cfg, &j, &res, &err) < 0)
+		die("start", &err);
+	return res.decision;
+}
+
+static void report(uint32_t id, int64_t n, rb_phase phase, const char *ck)
+{
+	rb_err err;
+
+	if (rb_lifecycle_report(cfg, cluster, id, n, phase, ck, &err) < 0)
+		die("report", &err);
+}
+
+static void epilog(uint32_t id, int64_t restart_count, int exit_code,
+		   int64_t now)
+{
+	rb_err err;
+	/* what the controller says of an interruption (event log only) */
+	const char *detail = restart_count > 0 && exit_code == 0 ?
+			     "preempted" : NULL;
+
+	if (rb_lifecycle_epilog(cfg, cluster, id, restart_count, exit_code, 0,
+				detail, now, &err) < 0)
+		die("epilog", &err);
+}
+
+/* M=1, R=2 (partition "preempt"): attempt 0 preempted, attempts 1..4
+ * restore a corrupt checkpoint and crash, attempt 5 is refused. */
+static void exhaust(uint32_t id)
+{
+	int64_t n;
+
+	if (start(id, 0, "alice", 1001, "preempt", T0) != RB_DECISION_RUN)
+		die("attempt 0 refused", NULL);
+	report(id, 0, RB_PHASE_FRESH, "");
+	epilog(id, 1, 0, T0 + 600);
+	for (n = 1; n <= 4; n++) {
+		if (start(id, n, "alice", 1001, "preempt", T0 + n * 1000) !=
+		    RB_DECISION_RUN)
+			die("a restore attempt was refused too early", NULL);
+		report(id, n, RB_PHASE_RESTORING, CKPT);
+		epilog(id, n, 1, T0 + n * 1000 + 30);
+	}
+	if (start(id, 5, "alice", 1001, "preempt", T0 + 5000) !=
+	    RB_DECISION_REFUSE)
+		die("attempt 5 was not refused", NULL);
+	epilog(id, 5, 1, T0 + 5001);
+}
+
+static void clean(uint32_t id)
+{
+	start(id, 0, "bob", 1002, "main", T0);
+	report(id, 0, RB_PHASE_FRESH, "");
+	epilog(id, 0, 0, T0 + 3725);
+}
+
+static void confirmed(uint32_t id)
+{
+	char ack[RB_PATH_MAX];
+	int fd;
+
+	start(id, 0, "carol", 1003, "preempt", T0);
+	report(id, 0, RB_PHASE_FRESH, "");
+	epilog(id, 1, 0, T0 + 100);
+	start(id, 1, "carol", 1003, "preempt", T0 + 1000);
+	report(id, 1, RB_PHASE_RESTORING, CKPT_ODD);
+	/* the job writes its acknowledgement, then is preempted again */
+	if (rb_ack_path(cfg, cluster, id, 1, ack, sizeof(ack)) < 0)
+		die("ack path", NULL);
+	fd = open(ack, O_WRONLY | O_CREAT | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		perror(ack);
+		exit(1);
+	}
+	close(fd);
+	epilog(id, 2, 0, T0 + 1200);
+	if (start(id, 2, "carol", 1003, "preempt", T0 + 2000) !=
+	    RB_DECISION_RUN)
+		die("attempt 2 refused", NULL);
+	report(id, 2, RB_PHASE_RESTORING, CKPT_ODD);
+	epilog(id, 2, 0, T0 + 2500);
+}
+
+static void inprogress(uint32_t id)
+{
+	start(id, 0, "dave", 1004, "main", T0);
+	report(id, 0, RB_PHASE_FRESH, "");
+}
+
+/* Rewrite the record with `updated` (and `created`) DAYS days earlier:
+ * rb_ledger_write always stamps the wall clock, so a test of gc needs
+ * this. Same format, fresh checksum, atomic rename. */
+static void age(uint32_t id, long days)
+{
+	char path[RB_PATH_MAX], tmp[RB_PATH_MAX + 8];
+	static char buf[RB_RECORD_TEXT_MAX];
+	static rb_record rec;
+	rb_err err;
+	ssize_t n;
+	FILE *f;
+
+	if (rb_lifecycle_read(cfg, cluster, id, &rec, &err) != 0)
+		die("age: read", &err);
+	rec.updated -= (int64_t)days * 86400;
+	rec.created -= (int64_t)days * 86400;
+	n = rb_record_format(&rec, buf, sizeof(buf));
+	if (n < 0)
+		die("age: format", NULL);
+	snprintf(path, sizeof(path), "%s/%s/%03u/%u.rec", cfg->state_dir,
+		 cluster, id % 1000, id);
+	snprintf(tmp, sizeof(tmp), "%s.age", path);
+	f = fopen(tmp, "w");
+	if (!f || fwrite(buf, 1, (size_t)n, f) != (size_t)n || fclose(f) != 0 ||
+	    chmod(tmp, 0644) < 0 || rename(tmp, path) < 0) {
+		perror(tmp);
+		exit(1);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	rb_config *c;
+	rb_err err;
+	uint32_t id;
+
+	if (argc < 5) {
+		fprintf(stderr, "usage: mkledger CONFIG CLUSTER SCENARIO JOB [DAYS]\n");
+		return 2;
+	}
+	if (rb_config_load(argv[1], &c, &err) < 0)
+		die("config", &err);
+	cfg = c;
+	cluster = argv[2];
+	id = (uint32_t)strtoul(argv[4], NULL, 10);
+	if (!strcmp(argv[3], "exhaust"))
+		exhaust(id);
+	else if (!strcmp(argv[3], "clean"))
+		clean(id);
+	else if (!strcmp(argv[3], "confirmed"))
+		confirmed(id);
+	else if (!strcmp(argv[3], "inprogress"))
+		inprogress(id);
+	else if (!strcmp(argv[3], "age") && argc == 6)
+		age(id, strtol(argv[5], NULL, 10));
+	else {
+		fprintf(stderr, "mkledger: unknown scenario %s\n", argv[3]);
+		return 2;
+	}
+	rb_config_free(c);
+	return 0;
+}

@@ -1,0 +1,414 @@
+#!/bin/bash
+# tests/cli/run.sh - the restore-budget CLI against real ledgers.
+#
+# Builds nothing but its ledger driver: run `make all` first. Needs root (a
+# root-owned state_dir, grant, gc, runuser). Creates a temporary state_dir
+# and config, writes ledgers through the core's lifecycle functions
+# (tests/cli/mkledger.c), then checks every command's output and exit code.
+# Last line: "cli: N passed, N failed"; exit status 1 on any failure.
+set -u
+
+cd "$(dirname "$0")/../.." || exit 2
+ROOT=$PWD
+CLI_BUILT=$ROOT/build/restore-budget
+
+if [ ! -x "$CLI_BUILT" ] || ! ls build/core/*.o >/dev/null 2>&1; then
+	echo "cli: build/restore-budget or build/core/*.o missing: run 'make all' first" >&2
+	exit 2
+fi
+if [ "$(id -u)" != 0 ]; then
+	echo "cli: must run as root (root-owned state_dir, grant, gc, runuser)" >&2
+	exit 2
+fi
+
+T=$(mktemp -d /tmp/rb-cli-XXXXXX) || exit 2
+trap 'rm -rf "$T"' EXIT
+chmod 755 "$T"
+mkdir -m 755 "$T/state" "$T/bin"
+# a copy any user can run (the build tree may not be reachable by nobody)
+install -m 755 "$CLI_BUILT" "$T/bin/restore-budget"
+CLI=$T/bin/restore-budget
+
+export TZ=UTC
+unset SLURM_CLUSTER_NAME SUDO_USER
+export SLURM_CONF=$T/no-slurm.conf   # absent: the default cluster applies
+
+cat >"$T/rb.conf" <<EOF
+# restore_budget test config
+state_dir = "$T/state";
+max_failures = 1;
+restore_retry_num = 3;
+restore_timeout = 0;
+partitions = { preempt = { restore_retry_num = 2; }; };
+accounts = { ml-team = { max_failures = 4; }; };
+EOF
+printf 'state_dir = "%s";\nmax_failures = 1;\nrestore_retries = 3;\n' \
+	"$T/state" >"$T/bad-key.conf"
+printf 'state_dir = "%s";\n\nmax_failures = "two";\n' "$T/state" \
+	>"$T/bad-type.conf"
+chmod 644 "$T"/*.conf
+export RESTORE_BUDGET_CONFIG=$T/rb.conf
+
+pass=0
+fail=0
+OUT=
+ERR=
+RC=
+
+# run CMD...: OUT = stdout, ERR = stderr, RC = exit status
+run() {
+	OUT=$("$@" 2>"$T/stderr")
+	RC=$?
+	ERR=$(cat "$T/stderr")
+}
+
+report() { # report NAME OK [DETAIL]
+	if [ "$2" = 0 ]; then
+		pass=$((pass + 1))
+		echo "ok   - $1"
+	else
+		fail=$((fail + 1))
+		echo "FAIL - $1"
+		if [ -n "${3:-}" ]; then printf '%s\n' "$3" | sed 's/^/       | /'; fi
+	fi
+}
+
+# expect NAME RC [REGEX...]: exit status RC and every extended regex
+# matching some line of stdout; "!REGEX" must match no line; "2>REGEX"
+# must match a line of stderr.
+expect() {
+	local name=$1 want=$2 ok=0 why="" pat
+	shift 2
+	if [ "$RC" != "$want" ]; then
+		ok=1
+		why="exit $RC, wanted $want"
+	fi
+	for pat in "$@"; do
+		case $pat in
+		'!'*)
+			if grep -qE -- "${pat#!}" <<<"$OUT"; then
+				ok=1
+				why="$why${why:+; }stdout matches $pat"
+			fi ;;
+		'2>'*)
+			if ! grep -qE -- "${pat#2>}" <<<"$ERR"; then
+				ok=1
+				why="$why${why:+; }stderr lacks ${pat#2>}"
+			fi ;;
+		*)
+			if ! grep -qE -- "$pat" <<<"$OUT"; then
+				ok=1
+				why="$why${why:+; }stdout lacks $pat"
+			fi ;;
+		esac
+	done
+	[ $ok = 0 ] || why=$(printf '%s\n--- stdout:\n%s\n--- stderr:\n%s' \
+		"$why" "$OUT" "$ERR")
+	report "$name" $ok "$why"
+}
+
+# expect_json NAME RC PYTHON-EXPR: stdout parses as JSON (d) and the
+# expression holds.
+expect_json() {
+	local name=$1 want=$2 expr=$3 ok=0 why=""
+	if [ "$RC" != "$want" ]; then
+		ok=1
+		why="exit $RC, wanted $want"
+	fi
+	if ! why2=$(python3 -c '
+import json, sys
+d = json.loads(sys.stdin.read())
+if not ('"$expr"'):
+    print("assertion failed: " + sys.argv[1])
+    sys.exit(1)
+' "$expr" <<<"$OUT" 2>&1); then
+		ok=1
+		why="$why${why:+; }$why2"
+	fi
+	[ $ok = 0 ] || why=$(printf '%s\n--- stdout:\n%s\n--- stderr:\n%s' \
+		"$why" "$OUT" "$ERR")
+	report "$name" $ok "$why"
+}
+
+# expect_true NAME COMMAND...: a plain condition
+expect_true() {
+	local name=$1
+	shift
+	if "$@"; then report "$name" 0; else report "$name" 1 "condition failed: $*"; fi
+}
+
+# ---- ledgers through the core --------------------------------------------
+if ! cc -std=gnu11 -O1 -Wall -Wextra -Werror -Iplugin/core \
+	-o "$T/mkledger" tests/cli/mkledger.c build/core/*.o -lconfig; then
+	echo "cli: cannot build tests/cli/mkledger.c" >&2
+	exit 2
+fi
+mk() { "$T/mkledger" "$T/rb.conf" cluster "$@" || { echo "cli: mkledger $* failed" >&2; exit 2; }; }
+mk exhaust 101      # alice: M=1 R=2, preempted, corrupt checkpoint: refused
+mk clean 102        # bob: one attempt, exit 0
+mk confirmed 103    # carol: restore confirmed by ack, preempted, exit 0
+mk inprogress 104   # dave: attempt 0 running
+mk clean 105        # bob: old, done -> gc removes it
+mk age 105 40
+mk inprogress 106   # dave: old, no end on record -> gc keeps it
+mk age 106 40
+
+C=cluster
+S=$T/state/$C
+CK=/home/alice/run/ckpt/checkpoint-7
+TS='^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}  '
+
+# ---- help, version, usage errors -----------------------------------------
+run "$CLI" --help
+expect "--help prints usage" 0 '^Usage: restore-budget \[OPTIONS\] COMMAND' \
+	'^  grant JOB --failures N' '^Exit status: 0 ok; 1 bad data'
+run "$CLI" -h
+expect "-h prints usage" 0 '^Usage: restore-budget'
+run "$CLI" --version
+expect "--version" 0 '^restore-budget [0-9]+\.[0-9]+\.[0-9]+ \(ledger record format 1\)$'
+run "$CLI"
+expect "no command: exit 2" 2 '2>^Usage: restore-budget'
+run "$CLI" frobnicate
+expect "unknown command: exit 2" 2 "2>^restore-budget: unknown command 'frobnicate'"
+run "$CLI" show
+expect "show without JOB: exit 2" 2 '2>show: missing JOB argument'
+run "$CLI" show 12x
+expect "show with a bad job id: exit 2" 2 "2>'12x' is not a job id"
+run "$CLI" show 101 --failures 3
+expect "show does not take --failures: exit 2" 2 '2>show does not take --failures'
+run "$CLI" grant 101 --json --failures 1
+expect "grant does not take --json: exit 2" 2 '2>grant does not take --json'
+run "$CLI" --cluster ../etc show 101
+expect "invalid --cluster: exit 2" 2 "2>invalid cluster name '../etc'"
+
+# ---- show ------------------------------------------------------------------
+run "$CLI" show 101
+expect "show 101 (exhausted): counters, phase, limits" 0 \
+	'^cluster: +cluster$' '^job: +101$' '^user: +alice \(uid 1001\)$' \
+	'^partition/acct: +preempt / ml$' '^attempt: +5 \(started 2023-11-14 ' \
+	'^phase: +RESTORING$' '^failures F/M: +2/1$' '^restores r/R: +0/2$' \
+	'^granted: +0$' '^restores_left: +0$' \
+	'^exhausted: +yes \(attempt 5 was refused\)$' "^checkpoint: +$CK\$" \
+	'^last end: +failed:1 \(attempt 4\)$' \
+	'^limits: +max_failures=1 restore_retry_num=2 restore_timeout=0 accounting=grouped count_preemptions=false$' \
+	'^totals: +1 interruptions, 4 failed restores, 2 failures charged$'
+run "$CLI" show 102
+expect "show 102 (clean): fresh, completed, budget left" 0 \
+	'^user: +bob \(uid 1002\)$' '^phase: +FRESH$' \
+	'^ended: +completed at 2023-11-14 23:15:25 \(ran 1h02m\)$' \
+	'^failures F/M: +0/1$' '^restores r/R: +0/3$' '^restores_left: +6$' \
+	'^exhausted: +no$' '^checkpoint: +\(none found yet\)$' '^last end: +none$'
+run "$CLI" show 103
+expect "show 103 (confirmed): confirmed restore, safe odd path" 0 \
+	'^phase: +RESTORING \(restore confirmed: exit0\)$' \
+	'^last end: +interrupted \(attempt 1\)$' '^restores_left: +4$' \
+	'^checkpoint: +/home/carol/my run/ck=1/50%/%1B\[31mcheckpoint 7$' \
+	'^totals: +2 interruptions, 0 failed restores, 0 failures charged$'
+expect_true "show never prints a raw control byte" \
+	bash -c '! printf "%s" "$1" | LC_ALL=C grep -q "$(printf "\033")"' _ "$OUT"
+run "$CLI" show 104
+expect "show 104 (in progress): no end yet" 0 \
+	'^ended: +no end recorded \(running, or its node died\)$'
+run "$CLI" show 101 --json
+expect_json "show --json 101: fields" 0 \
+	'd["job_id"] == 101 and d["user"] == "alice" and d["failures"] == 2 and d["max_failures"] == 1 and d["restore_failures"] == 0 and d["restore_retry_num"] == 2 and d["restores_left"] == 0 and d["exhausted"] is True and d["state"] == "exhausted" and d["checkpoint"] == "'"$CK"'" and d["last_end"] == "failed:1" and d["limits"] == {"max_failures": 1, "restore_retry_num": 2, "restore_timeout": 0, "restore_accounting": "grouped", "count_preemptions": False} and d["current_attempt"]["attempt"] == 5 and d["current_attempt"]["refused"] is True and d["totals"]["restore_failures"] == 4'
+run "$CLI" --json show 103
+expect_json "show --json 103: exact odd checkpoint path" 0 \
+	'd["checkpoint"] == "/home/carol/my run/ck=1/50%/\x1b[31mcheckpoint 7" and d["current_attempt"]["confirmed"] == "exit0" and d["last_end"] == "interrupted" and d["restores_left"] == 4'
+run "$CLI" show 999
+expect "show 999: not found, exit 3" 3 \
+	'2>^restore-budget: job 999: no record on cluster cluster' '!.'
+run "$CLI" --cluster other show 101
+expect "show on another cluster: exit 3" 3 '2>no record on cluster other'
+
+# ---- explain ---------------------------------------------------------------
+run "$CLI" explain 101
+expect "explain 101: one line per event, each rule named" 0 \
+	"${TS}attempt 0 +start +run; nothing to charge \(first recorded attempt\); failures 0->0, restore_failures 0->0; limits M=1 R=2 timeout=0s grouped; checkpoint \(none\)$" \
+	"${TS}attempt 0 +end +interrupted \(preempted\) after 10m00s \(phase FRESH, restore confirmed: none\)$" \
+	"${TS}attempt 1 +start +run; charged attempt 0 \(ended interrupted while FRESH\) as nothing; failures 0->0, restore_failures 0->0" \
+	"${TS}attempt 1 +report +phase RESTORING, checkpoint $CK$" \
+	"${TS}attempt 1 +end +failed:1 after 30s \(phase RESTORING, restore confirmed: none\)$" \
+	"${TS}attempt 2 +start +run; charged attempt 1 \(ended failed:1 while RESTORING\) as a failed restore \(r \+= 1\); failures 0->0, restore_failures 0->1; limits M=1 R=2 timeout=0s grouped; checkpoint $CK$" \
+	"${TS}attempt 3 +start +run; charged attempt 2 \(ended failed:1 while RESTORING\) as a failed restore that completed a group of R \(F \+= 1, r := 0\); failures 0->1, restore_failures 1->0" \
+	"${TS}attempt 5 +start +REFUSED; .*failures 1->2, restore_failures 1->0; .*reason: restore 2 of 2 failed \(attempt 4\): failures 2 > max_failures 1: budget exhausted$" \
+	"${TS}attempt 5 +end +failed:1 after 1s"
+expect_true "explain 101: 17 events (5 x start/report/end + refused start/end)" \
+	test "$(grep -cE "$TS" <<<"$OUT")" = 17
+run "$CLI" explain 103
+expect "explain 103: ack confirmation and the charge it spared" 0 \
+	"${TS}attempt 1 +end +interrupted \(preempted\) after 3m20s \(phase RESTORING, restore confirmed: ack\); confirmed by ack before its end$" \
+	"${TS}attempt 2 +start +run; charged attempt 1 \(ended interrupted while RUNNING\) as nothing" \
+	"${TS}attempt 2 +report +phase RESTORING, checkpoint /home/carol/my run/ck=1/50%/%1B\[31mcheckpoint 7$" \
+	"${TS}attempt 2 +end +completed after 8m20s \(phase RESTORING, restore confirmed: exit0\)$"
+run "$CLI" explain 101 --json
+expect_json "explain --json 101: typed fields" 0 \
+	'len(d["events"]) == 17 and d["torn_lines"] == 0 and all(e["ok"] and isinstance(e["time"], int) for e in d["events"]) and [e for e in d["events"] if e["kind"] == "start" and e["attempt"] == 5][0] == {**[e for e in d["events"] if e["kind"] == "start" and e["attempt"] == 5][0], "decision": "refuse", "charged": 4, "charge": "restore_failure_converted", "charged_end": "failed:1", "charged_phase": "RESTORING", "failures": {"before": 1, "after": 2}, "restore_failures": {"before": 1, "after": 0}, "max_failures": 1, "restore_retry_num": 2, "count_preemptions": False, "checkpoint": "'"$CK"'"}'
+# a torn / forged line: bad checksum
+printf 't=1700000000 kind=grant attempt=0 granted=0->9 by=mallory crc=0123456789abcdef\n' \
+	>>"$S/102/102.log"
+run "$CLI" explain 102
+expect "explain: a line with a bad checksum is marked and not shown" 0 \
+	'^line 4: \(torn line ignored\)$' "${TS}attempt 0 +end +completed after 1h02m" \
+	'!mallory' '!granted 0->9'
+run "$CLI" explain 102 --json
+expect_json "explain --json: torn line counted, content dropped" 0 \
+	'd["torn_lines"] == 1 and d["events"][-1] == {"ok": False, "line": 4} and "mallory" not in json.dumps(d) and len(d["events"]) == 4'
+run "$CLI" explain 999
+expect "explain 999: exit 3" 3 '2>^restore-budget: job 999: no event log'
+
+# ---- list ------------------------------------------------------------------
+run "$CLI" list
+expect "list: one row per record" 0 \
+	'^JOB +USER +ATTEMPT +STATE +PHASE +F/M +r/R +LEFT$' \
+	'^101 +alice +5 +exhausted +RESTORING +2/1 +0/2 +0$' \
+	'^102 +bob +0 +ended +FRESH +0/1 +0/3 +6$' \
+	'^103 +carol +2 +ended +RESTORING +0/1 +0/2 +4$' \
+	'^104 +dave +0 +running +FRESH +0/1 +0/3 +6$' '^105 ' '^106 '
+run "$CLI" list --user bob
+expect "list --user bob" 0 '^102 +bob ' '^105 +bob ' '!alice' '!carol' '!dave'
+run "$CLI" list --state running
+expect "list --state running" 0 '^104 ' '^106 ' '!^10[1235] '
+run "$CLI" list --exhausted
+expect "list --exhausted" 0 '^101 +alice' '!^10[2-6] '
+run "$CLI" list --state exhausted --user bob
+expect "list filters combine" 0 '^JOB' '!^1'
+run "$CLI" list --state sleeping
+expect "list --state bad: exit 2" 2 '2>--state sleeping: expected running, ended, exhausted or all'
+run "$CLI" list --json --state ended
+expect_json "list --json --state ended" 0 \
+	'sorted(j["job_id"] for j in d["jobs"]) == [102, 103, 105] and d["corrupt"] == [] and [j for j in d["jobs"] if j["job_id"] == 103][0]["restores_left"] == 4'
+run "$CLI" --cluster empty list
+expect "list on a cluster with no ledger: header only" 0 '^JOB' '!^[0-9]'
+
+# ---- check-config ----------------------------------------------------------
+run "$CLI" check-config
+expect "check-config (from \$RESTORE_BUDGET_CONFIG): summary" 0 \
+	"^$T/rb.conf: OK$" "^state_dir: +$T/state$" '^max_failures: +1$' \
+	'^restore_retry_num: +3$' '^restore_accounting: +grouped$' \
+	'^partition preempt: +restore_retry_num=2$' \
+	'^account ml-team: +max_failures=4$' \
+	'^corrupt checkpoint: +6 restore attempts before a job is refused$'
+run "$CLI" check-config "$T/bad-key.conf"
+expect "check-config: unknown key, exact file:line" 1 '!.' \
+	"2>^restore-budget: $T/bad-key.conf:3: unknown key \"restore_retries\" \\(known keys: state_dir, "
+expect_true "check-config: the message is the first stderr line, exactly" \
+	test "$(head -1 <<<"$ERR" | cut -d'(' -f1)" = "restore-budget: $T/bad-key.conf:3: unknown key \"restore_retries\" "
+run "$CLI" check-config --json "$T/bad-type.conf"
+expect_json "check-config --json: wrong type, exact file:line" 1 \
+	'd["ok"] is False and d["error"].startswith("'"$T"'/bad-type.conf:3: max_failures = \"two\" has the wrong type: expected an integer")'
+expect "check-config --json: the error also on stderr" 1 \
+	"2>^restore-budget: $T/bad-type.conf:3: max_failures = \"two\" has the wrong type"
+run "$CLI" check-config "$T/missing.conf"
+expect "check-config: missing file, exit 1" 1 "2>^restore-budget: $T/missing.conf: cannot read"
+run "$CLI" check-config --json
+expect_json "check-config --json: effective settings" 0 \
+	'd["ok"] is True and d["path"] == "'"$T"'/rb.conf" and d["state_dir"] == "'"$T"'/state" and d["max_failures"] == 1 and d["restore_retry_num"] == 3 and d["restore_timeout"] == 0 and d["partitions"] == {"preempt": {"restore_retry_num": 2}} and d["accounts"] == {"ml-team": {"max_failures": 4}} and d["limits"]["max_failures"] == 10'
+run "$CLI" --config "$T/bad-type.conf" show 101
+expect "a bad --config fails every command with file:line, exit 1" 1 \
+	"2>^restore-budget: $T/bad-type.conf:3: max_failures" '!.'
+if [ ! -e /etc/slurm/restore_budget.conf ]; then
+	run env -u RESTORE_BUDGET_CONFIG "$CLI" check-config
+	expect "check-config without a config file: built-in defaults" 0 \
+		'^\(built-in defaults\): OK$' '^max_failures: +2$' \
+		'^restore_retry_num: +3$' '2>does not exist'
+fi
+
+# ---- cluster name ----------------------------------------------------------
+printf '# test\nSlurmctldHost=x\n  ClusterName = Alpha # ours\n' >"$T/slurm.conf"
+run env SLURM_CONF="$T/slurm.conf" "$CLI" show 101
+expect "cluster from slurm.conf ClusterName (lower-cased)" 3 \
+	'2>no record on cluster alpha'
+run env SLURM_CONF="$T/slurm.conf" SLURM_CLUSTER_NAME=cluster "$CLI" show 101
+expect "\$SLURM_CLUSTER_NAME wins over slurm.conf" 0 '^job: +101$'
+run env SLURM_CLUSTER_NAME=alpha "$CLI" --cluster cluster show 102
+expect "--cluster wins over \$SLURM_CLUSTER_NAME" 0 '^job: +102$'
+
+# ---- an untrusted state_dir ---------------------------------------------------
+mkdir -m 777 "$T/open" "$T/open/cluster"
+chmod 777 "$T/open"
+sed "s|$T/state|$T/open|" "$T/rb.conf" >"$T/open.conf"
+run "$CLI" --config "$T/open.conf" show 101
+expect "a world-writable state_dir is refused: exit 1" 1 \
+	"2>state_dir $T/open is owned by uid 0 with mode 0777" '!.'
+
+# ---- as an unprivileged user --------------------------------------------------
+run runuser -u nobody -- "$CLI" show 101
+expect "nobody can read a budget" 0 '^restores_left: +0$'
+run runuser -u nobody -- "$CLI" grant 101 --failures 1
+expect "grant as nobody: exit 4" 4 '2>^restore-budget: grant changes the ledger and needs root'
+run runuser -u nobody -- "$CLI" gc --older-than 1
+expect "gc as nobody: exit 4" 4 '2>^restore-budget: gc changes the ledger and needs root'
+run runuser -u nobody -- "$CLI" grant 101
+expect "usage errors come before permission: exit 2" 2 '2>grant needs --failures N'
+
+# ---- grant ---------------------------------------------------------------------
+run "$CLI" grant 101 --failures 0
+expect "grant --failures 0: exit 2" 2 '2>--failures 0: expected a number from 1 to 1000000'
+run "$CLI" grant 999 --failures 1
+expect "grant to an unknown job: exit 3" 3 '2>job 999: no record'
+expect_true "grant to an unknown job creates nothing" test ! -e "$S/999/999.log"
+run env SUDO_USER=tester "$CLI" grant 101 --failures 1
+expect "grant 101 --failures 1 as root" 0 \
+	'^job 101: granted 0 -> 1; failures F/M 2/1\+1, restores_left 2, exhausted no$' \
+	'^job 101: attempt 5 was refused; requeue the job \(scontrol requeue 101\)'
+run "$CLI" show 101
+expect "show after grant: new budget" 0 '^granted: +1$' '^failures F/M: +2/1\+1$' \
+	'^restores_left: +2$' '^exhausted: +yes \(attempt 5 was refused; a grant since leaves budget'
+run "$CLI" explain 101
+expect "explain after grant: who granted what" 0 \
+	"${TS}attempt 5 +grant +extra failures granted 0->1 by tester$"
+run "$CLI" explain 101 --json
+expect_json "explain --json: grant event" 0 \
+	'd["events"][-1]["kind"] == "grant" and d["events"][-1]["granted"] == {"before": 0, "after": 1} and d["events"][-1]["by"] == "tester"'
+
+# ---- gc ------------------------------------------------------------------------
+A=$S/ack/105
+echo keep >"$T/outside"
+mkdir -m 755 "$T/victim" && echo keep >"$T/victim/file"
+ln -s "$T/outside" "$A/link"
+mkdir "$A/sub" && touch "$A/sub/f" "$A/attempt-0"
+ln -s "$T/victim" "$A/sub/dirlink"
+chown -hR 1002:1002 "$A"
+run "$CLI" gc
+expect "gc without --older-than: exit 2" 2 '2>gc needs --older-than DAYS'
+run "$CLI" gc --older-than 30 --dry-run
+expect "gc --dry-run: names what it would remove, removes nothing" 0 \
+	'^would remove job 105 \(user bob, state ended, updated ' \
+	'^kept job 106: attempt 0 has no end on record' \
+	'^gc: would remove 1 of 6 records not updated for 30 days; kept 1 with an attempt in progress$' \
+	'!^would remove job 10[1-46]'
+expect_true "gc --dry-run left the record and the ack dir" \
+	test -e "$S/105/105.rec" -a -e "$A/link"
+run "$CLI" gc --older-than 30
+expect "gc --older-than 30: removes the old record" 0 '^removed job 105 ' \
+	'^gc: removed 1 of 6 records' '!^removed job 10[1-46]'
+run "$CLI" show 105
+expect "gc'd job is gone: exit 3" 3 '2>job 105: no record'
+expect_true "gc removed the record, the log and the ack dir" \
+	test ! -e "$S/105/105.rec" -a ! -e "$S/105/105.log" -a ! -e "$A"
+expect_true "gc never followed a user's symlink" \
+	test "$(cat "$T/outside")" = keep -a "$(cat "$T/victim/file")" = keep
+expect_true "gc kept the other jobs' ack dirs" test -d "$S/ack/101" -a -d "$S/ack/106"
+run "$CLI" gc --older-than 30 --force
+expect "gc --force removes an old record with no end" 0 '^removed job 106 ' \
+	'^gc: removed 1 of 5 records'
+
+# ---- a corrupt record ----------------------------------------------------------
+mk clean 107
+echo "failures=0" >>"$S/107/107.rec"
+run "$CLI" list
+expect "list: a corrupt record is listed and exits 1" 1 \
+	'^107 +corrupt: .*107\.rec: corrupt record: 11 unexpected bytes after the checksum line$' \
+	'^101 +alice ' '2>1 record could not be read'
+run "$CLI" list --json
+expect_json "list --json: corrupt records reported" 1 \
+	'd["corrupt"][0]["job_id"] == 107 and "corrupt record" in d["corrupt"][0]["corrupt"] and 101 in [j["job_id"] for j in d["jobs"]]'
+run "$CLI" show 107
+expect "show a corrupt record: exit 1" 1 '2>^restore-budget: job 107: .*corrupt record' '!.'
+run "$CLI" gc --older-than 0 --dry-run
+expect "gc keeps a corrupt record and exits 1" 1 '2>job 107: .*\(kept\)' \
+	'kept 1 unreadable' '!job 107'
+
+echo "cli: $pass passed, $fail failed"
+[ "$fail" = 0 ]
