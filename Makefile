@@ -49,7 +49,7 @@ LIBS_TEST := -lcmocka -lconfig -ljson-c
 PLUGIN := $(BUILD)/restore_budget.so
 CLI    := $(BUILD)/restore-budget
 
-.PHONY: all check unit unit-san integration test demo deps clean bench fuzz
+.PHONY: all check unit unit-san integration cli-test test demo deps clean
 all: $(PLUGIN) $(CLI)
 
 $(BUILD)/core/%.o: plugin/core/%.c
@@ -94,19 +94,25 @@ check: all unit unit-san
 integration: all
 	tests/integration/run.sh
 
-# What CI runs (the README's test command).
-test: check integration
+cli-test: all
+	tests/cli/run.sh
+
+# What CI runs (the README's test command). TEST_EXTRA collects the suites
+# that mk/*.mk fragments add (fuzz smoke, reliability, ...).
+TEST_EXTRA :=
 
 demo: deps all
 	contrib/cluster/demo.sh
-
-bench: all
-	tests/bench/run.sh
 
 deps:
 	@contrib/packaging/install-deps.sh $(PKGS_BUILD) $(PKGS_TEST)
 
 clean:
 	rm -rf $(BUILD)
+
+# One fragment per concern (fuzzing, reliability, benchmarks, packaging).
+include $(wildcard mk/*.mk)
+
+test: check cli-test $(TEST_EXTRA) integration
 
 -include $(wildcard $(BUILD)/*/*.d $(BUILD)/san/core/*.d)
