@@ -166,6 +166,10 @@ static void describe(const rb_budget *b, const rb_limits *l,
 	default:
 		if (c->attempt < 0)
 			snprintf(reason, len, "first recorded attempt: nothing to charge");
+		else if (c->refused)
+			snprintf(reason, len,
+				 "attempt %lld was refused, never ran: nothing charged (failures %d, max_failures %s)%s",
+				 (long long)c->attempt, b->failures, m, verdict);
 		else
 			snprintf(reason, len,
 				 "attempt %lld was interrupted: nothing charged (failures %d, max_failures %s)%s",
@@ -201,9 +205,13 @@ rb_decision rb_engine_start(rb_budget *b, int64_t n, const rb_limits *limits,
 
 	/* A refused attempt never ran: it is not charged again. */
 	if (b->cur.attempt >= 0 && b->cur.attempt > b->last_charged) {
-		if (b->cur.refused)
+		if (b->cur.refused) {
 			b->last_charged = b->cur.attempt;
-		else
+			c->attempt = b->cur.attempt;
+			c->end = end_as_charged(&b->cur);
+			c->phase = phase_at_end(&b->cur);
+			c->refused = true;
+		} else
 			charge_attempt(b, &b->cur, limits, c);
 	}
 

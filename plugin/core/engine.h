@@ -102,6 +102,7 @@ typedef struct {
 	int64_t attempt;          /* the attempt charged; -1 if none */
 	rb_end end;               /* its end cause as charged (NONE -> INTERRUPTED) */
 	int end_code;             /* FAILED: its exit status or 128+signal */
+	bool refused;             /* it had been refused: never charged */
 	rb_phase phase;           /* its phase at its end */
 	int failures_before, failures_after;
 	int restore_failures_before, restore_failures_after;

@@ -452,6 +452,24 @@ out:
 	return rc;
 }
 
+int rb_lifecycle_forecast(const rb_config *cfg, const char *cluster,
+			  uint32_t job_id, char *reason, size_t reasonlen,
+			  rb_err *err)
+{
+	rb_record rec;
+	rb_budget copy;
+	int rc = rb_lifecycle_read(cfg, cluster, job_id, &rec, err);
+
+	if (rc != 0)
+		return -1;
+	copy = rec.budget;
+	if (copy.cur.attempt < 0)
+		return -1;
+	return rb_engine_start(&copy, copy.cur.attempt + 1, &copy.cur.limits,
+			       copy.cur.end_time, NULL, reason, reasonlen) ==
+			       RB_DECISION_REFUSE ? 1 : 0;
+}
+
 int rb_lifecycle_read(const rb_config *cfg, const char *cluster,
 		      uint32_t job_id, rb_record *rec, rb_err *err)
 {

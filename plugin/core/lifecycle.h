@@ -70,6 +70,16 @@ int rb_lifecycle_epilog(const rb_config *cfg, const char *cluster,
 			int signal, const char *detail, int64_t now,
 			rb_err *err);
 
+/*
+ * Would the job's next attempt be refused? Charges a copy of the budget as
+ * the next prolog would (with the limits of the current attempt) and returns
+ * that decision: 0 = run, 1 = refuse, -1 = error or no record. `reason`
+ * (may be NULL) gets the engine's explanation. Used by on_exhausted = "hold".
+ */
+int rb_lifecycle_forecast(const rb_config *cfg, const char *cluster,
+			  uint32_t job_id, char *reason, size_t reasonlen,
+			  rb_err *err);
+
 /* Admin: give a job n more failures of budget (recorded in the event log). */
 int rb_lifecycle_grant(const rb_config *cfg, const char *cluster,
 		       uint32_t job_id, int n, const char *by, rb_err *err);

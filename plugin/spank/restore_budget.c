@@ -285,6 +285,50 @@ static const char *controller_interruption(uint32_t job_id)
 	return what;
 }
 
+/*
+ * on_exhausted = "hold": rather than run an exhausted attempt only to refuse
+ * it, the prolog that refuses it requeues the job held (as `scontrol
+ * requeuehold` does) with the reason in its AdminComment, so an admin can
+ * `restore-budget grant` and `scontrol release` it. (An epilog cannot do it
+ * for a RequeueExit: the job is still COMPLETING then and the controller
+ * refuses the update; verified on 22.05.) The refused attempt is never
+ * charged, so the released job's next attempt runs on the granted budget.
+ */
+typedef void (*init_desc_fn)(job_desc_msg_t *);
+typedef int (*update_job_fn)(job_desc_msg_t *);
+typedef int (*requeue_fn)(uint32_t, uint32_t);
+
+static void hold_exhausted(uint32_t job_id, const char *reason)
+{
+	init_desc_fn init_desc =
+		(init_desc_fn)dlsym(RTLD_DEFAULT, "slurm_init_job_desc_msg");
+	update_job_fn update =
+		(update_job_fn)dlsym(RTLD_DEFAULT, "slurm_update_job");
+	requeue_fn requeue = (requeue_fn)dlsym(RTLD_DEFAULT, "slurm_requeue");
+	char comment[RB_REASON_MAX + 64];
+	job_desc_msg_t desc;
+
+	if (!init_desc || !update || !requeue) {
+		rb_log(RB_LOG_ERROR, "job %u: cannot hold: libslurm calls unavailable here; the attempt is refused instead",
+		       job_id);
+		return;
+	}
+	init_desc(&desc);
+	snprintf(comment, sizeof(comment), "restore_budget: held: %s", reason);
+	desc.job_id = job_id;
+	desc.admin_comment = comment;
+	if (update(&desc) != 0)
+		rb_log(RB_LOG_INFO, "job %u: cannot set AdminComment: %s",
+		       job_id, strerror(errno));
+	if (requeue(job_id, JOB_REQUEUE_HOLD) != 0) {
+		rb_log(RB_LOG_ERROR, "job %u: requeue-hold failed (%s); the attempt is refused instead",
+		       job_id, strerror(errno));
+		return;
+	}
+	rb_log(RB_LOG_WARNING, "job %u held: %s; 'restore-budget grant %u --failures N' then 'scontrol release %u'",
+	       job_id, reason, job_id, job_id);
+}
+
 /* --- sbatch ---------------------------------------------------------------------- */
 
 /* Refusing at submission is kinder than clamping at run time. */
@@ -362,13 +406,17 @@ static void prolog(spank_t sp)
 		       job.job_id, job.attempt, err.msg);
 		goto out;
 	}
-	if (!res.duplicate)
-		rb_log(res.decision == RB_DECISION_REFUSE ? RB_LOG_WARNING :
-							    RB_LOG_INFO,
-		       "job %u attempt %" PRId64 ": %s%s", job.job_id,
-		       job.attempt, res.reason,
-		       res.decision == RB_DECISION_REFUSE ?
-			       " (refused in task_init)" : "");
+	if (res.duplicate)
+		goto out;
+	if (res.decision == RB_DECISION_REFUSE &&
+	    cfg->on_exhausted == RB_ON_EXHAUSTED_HOLD) {
+		hold_exhausted(job.job_id, res.reason);
+		goto out;
+	}
+	rb_log(res.decision == RB_DECISION_REFUSE ? RB_LOG_WARNING : RB_LOG_INFO,
+	       "job %u attempt %" PRId64 ": %s%s", job.job_id, job.attempt,
+	       res.reason,
+	       res.decision == RB_DECISION_REFUSE ? " (refused in task_init)" : "");
 out:
 	rb_config_free(cfg);
 }

@@ -476,8 +476,15 @@ static void test_refused_attempt_is_not_charged_again(void **state)
 	assert_int_equal(begin(&b, 2, &l, NULL, NULL), RB_DECISION_REFUSE);
 	rb_engine_end(&b, 2, RB_END_FAILED, 1, 1250); /* task_init refused it */
 	b.granted = 1;                                  /* an admin grants one */
-	assert_int_equal(begin(&b, 3, &l, NULL, NULL), RB_DECISION_RUN);
+	rb_charge c;
+	char reason[RB_REASON_MAX];
+	assert_int_equal(rb_engine_start(&b, 3, &l, 0, &c, reason, sizeof(reason)),
+			 RB_DECISION_RUN);
 	assert_int_equal(b.failures, 1);
+	assert_int_equal(c.kind, RB_CHARGE_NONE);
+	assert_true(c.refused);
+	assert_int_equal(c.attempt, 2);
+	assert_non_null(strstr(reason, "attempt 2 was refused"));
 }
 
 static void test_restores_left_formula(void **state)

@@ -325,6 +325,33 @@ static void test_grant_adds_budget_and_is_logged(void **state)
 	assert_int_equal(rb_lifecycle_grant(f->cfg, CLUSTER, 61, 1, "root", &err), -1);
 }
 
+static void test_forecast_predicts_refusal_of_next_attempt(void **state)
+{
+	fixture *f = *state;
+	char reason[RB_REASON_MAX];
+	rb_err err;
+	int64_t n;
+
+	start(f, 80, 0);
+	rb_lifecycle_report(f->cfg, CLUSTER, 80, 0, RB_PHASE_FRESH, CKPT, &err);
+	rb_lifecycle_epilog(f->cfg, CLUSTER, 80, 1, 0, 0, NULL, 1, &err);
+	assert_int_equal(rb_lifecycle_forecast(f->cfg, CLUSTER, 80, reason,
+					       sizeof(reason), &err), 0);
+	/* M=1, R=2: restores 1..4 fail; after the 4th the next is refused */
+	for (n = 1; n <= 4; n++) {
+		assert_int_equal(start(f, 80, n), RB_DECISION_RUN);
+		rb_lifecycle_epilog(f->cfg, CLUSTER, 80, n, 42, 0, NULL, 1, &err);
+		assert_int_equal(rb_lifecycle_forecast(f->cfg, CLUSTER, 80, reason,
+						       sizeof(reason), &err),
+				 n == 4 ? 1 : 0);
+	}
+	assert_non_null(strstr(reason, "budget exhausted"));
+	/* the forecast changed nothing: the real start agrees */
+	assert_int_equal(start(f, 80, 5), RB_DECISION_REFUSE);
+	assert_int_equal(rb_lifecycle_forecast(f->cfg, CLUSTER, 81, reason,
+					       sizeof(reason), &err), -1);
+}
+
 static int count_kind(const char *line, bool ok, void *ctx)
 {
 	int *counts = ctx;
@@ -376,6 +403,7 @@ int main(void)
 		T(test_corrupt_record_is_an_error_not_a_fresh_budget),
 		T(test_grant_adds_budget_and_is_logged),
 		T(test_event_log_keeps_every_attempt),
+		T(test_forecast_predicts_refusal_of_next_attempt),
 	};
 	return cmocka_run_group_tests_name("lifecycle", tests, NULL, NULL);
 }

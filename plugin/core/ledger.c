@@ -1,0 +1,1173 @@
+/*
+ * ledger.c - the per-job records under state_dir (see ledger.h and
+ * DESIGN.md sections 8 and 10).
+ *
+ * Trust: state_dir is opened once, with O_NOFOLLOW, and must be owned by
+ * root and not writable by group or others; everything below it is reached
+ * with *at() calls from directory fds, again with O_NOFOLLOW, so a symlink
+ * planted anywhere below state_dir is never followed. In WRITE mode (root)
+ * every directory and file we open must also be root-owned and not writable
+ * by group or others: a user who could write there could edit a budget.
+ *
+ * Crash safety: a record is never written in place. The new text goes to
+ * "<id>.rec.tmp.<pid>", is fsynced, renamed over "<id>.rec", and the
+ * directory is fsynced. Readers open "<id>.rec" by its exact name, so a
+ * half-written or never-renamed temp file left by a crash is invisible to
+ * them; the next write by the same pid removes its own leftover, and
+ * rb_ledger_remove (gc) removes a job's leftovers.
+ * TODO(gc): temp files of a job whose very first write crashed before the
+ * rename have no "<id>.rec" beside them and are not listed by
+ * rb_ledger_jobs; gc should sweep "*.rec.tmp.*" older than a day.
+ */
+/* F_OFD_SETLKW (see lock_whole_file) is only declared with _GNU_SOURCE. */
+#define _GNU_SOURCE
+#include "ledger.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CLUSTER_MAX 63
+#define NAME_BUF 64
+/* A path for messages: l->path (< RB_PATH_MAX) + "/NNN/" + a file name. */
+#define PATH_BUF (RB_PATH_MAX + 2 * NAME_BUF)
+/* Longest event line we write or read back; longer on disk = damaged. */
+#define EVENT_LINE_MAX 32768
+#define CRC_TAIL " crc="
+#define CRC_TAIL_LEN (sizeof(CRC_TAIL) - 1 + 16)
+/* rb_ledger_lock retries when gc removed the log under it; a bound keeps a
+ * pathological remove/create storm from spinning forever. */
+#define LOCK_RETRIES 100
+
+struct rb_ledger {
+	int dir_fd;                 /* <state_dir>/<cluster> */
+	rb_ledger_mode mode;
+	char cluster[CLUSTER_MAX + 1];
+	char path[RB_PATH_MAX];     /* "<state_dir>/<cluster>", for messages */
+};
+
+struct rb_job {
+	rb_ledger *l;
+	uint32_t job_id;
+	int bucket_fd;
+	int log_fd;                 /* holds the lock */
+};
+
+/* ---- names and checks ---------------------------------------------------- */
+
+static bool valid_cluster(const char *s)
+{
+	size_t i;
+
+	if (!s || !s[0] || s[0] == '.')
+		return false;
+	for (i = 0; s[i]; i++) {
+		char c = s[i];
+
+		if (i >= CLUSTER_MAX)
+			return false;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+		      c == '-'))
+			return false;
+	}
+	return true;
+}
+
+/* Slurm never hands out job id 0; seeing it means a caller bug. */
+static int check_job_id(uint32_t job_id, rb_err *err)
+{
+	if (job_id == 0)
+		return rb_err_set(err, "invalid job id 0");
+	return 0;
+}
+
+static void bucket_name(uint32_t job_id, char *buf, size_t len)
+{
+	snprintf(buf, len, "%03" PRIu32, job_id % 1000);
+}
+
+static void file_name(uint32_t job_id, const char *suffix, char *buf,
+		      size_t len)
+{
+	snprintf(buf, len, "%" PRIu32 "%s", job_id, suffix);
+}
+
+/* "<state_dir>/<cluster>/<bucket>[/<name>]" for messages. */
+static const char *job_path(const rb_ledger *l, uint32_t job_id,
+			    const char *name, char *buf, size_t len)
+{
+	char b[8];
+
+	bucket_name(job_id, b, sizeof(b));
+	if (name)
+		snprintf(buf, len, "%s/%s/%s", l->path, b, name);
+	else
+		snprintf(buf, len, "%s/%s", l->path, b);
+	return buf;
+}
+
+/*
+ * A directory or file root relies on must be owned by root and not writable
+ * by group or others; otherwise a user could replace or edit a budget.
+ */
+static int check_trusted(const struct stat *st, const char *path,
+			 rb_err *err)
+{
+	bool dir = S_ISDIR(st->st_mode);
+
+	if (st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH)))
+		return 0;
+	return rb_err_set(err, "%s is owned by uid %u with mode %04o; it must "
+			  "be owned by root and not writable by group or "
+			  "others (fix: chown root:root %s; chmod %s %s)",
+			  path, (unsigned)st->st_uid,
+			  (unsigned)(st->st_mode & 07777), path,
+			  dir ? "755" : "644", path);
+}
+
+/*
+ * Open directory `name` under dir_fd without following a symlink, creating
+ * it (mode 0755 whatever the umask) if asked. Returns 0, 1 if it does not
+ * exist and create is false, or -1. In WRITE mode it must be trusted.
+ */
+static int open_subdir(int dir_fd, const char *name, bool create,
+		       rb_ledger_mode mode, const char *path, int *out,
+		       rb_err *err)
+{
+	struct stat st;
+	bool made = false;
+	int fd = -1;
+
+	if (create) {
+		if (mkdirat(dir_fd, name, 0755) == 0)
+			made = true;
+		else if (errno != EEXIST) {
+			rb_err_set(err, "%s: cannot create directory: %s",
+				   path, strerror(errno));
+			goto fail;
+		}
+	}
+	fd = openat(dir_fd, name,
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT && !create)
+			return 1;
+		if (errno == ELOOP || errno == ENOTDIR)
+			rb_err_set(err, "%s: refused: a symlink or not a "
+				   "directory (remove it)", path);
+		else
+			rb_err_set(err, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	/* mkdirat's mode is cut by the umask; make a new directory readable
+	 * by the CLI's users and never group-writable. */
+	if (made && fchmod(fd, 0755) < 0) {
+		rb_err_set(err, "%s: chmod: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (fstat(fd, &st) < 0) {
+		rb_err_set(err, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (mode == RB_LEDGER_WRITE && check_trusted(&st, path, err) < 0)
+		goto fail;
+	*out = fd;
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+static int open_bucket(rb_ledger *l, uint32_t job_id, bool create, int *out,
+		       rb_err *err)
+{
+	char b[NAME_BUF], path[PATH_BUF];
+
+	bucket_name(job_id, b, sizeof(b));
+	return open_subdir(l->dir_fd, b, create, l->mode,
+			   job_path(l, job_id, NULL, path, sizeof(path)), out,
+			   err);
+}
+
+/*
+ * Open a file under a bucket for reading: regular, not a symlink, not
+ * blocking on a FIFO. Returns 0, 1 if absent, -1.
+ */
+static int open_file_ro(rb_ledger *l, int bucket_fd, const char *name,
+			const char *path, int *out, struct stat *st,
+			rb_err *err)
+{
+	int fd;
+
+	fd = openat(bucket_fd, name,
+		    O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		if (errno == ENOENT)
+			return 1;
+		if (errno == ELOOP)
+			return rb_err_set(err, "%s: refused: it is a symlink",
+					  path);
+		return rb_err_set(err, "%s: %s", path, strerror(errno));
+	}
+	if (fstat(fd, st) < 0) {
+		rb_err_set(err, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		rb_err_set(err, "%s: refused: not a regular file", path);
+		goto fail;
+	}
+	if (l->mode == RB_LEDGER_WRITE && check_trusted(st, path, err) < 0)
+		goto fail;
+	*out = fd;
+	return 0;
+fail:
+	close(fd);
+	return -1;
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* ---- open and close ------------------------------------------------------ */
+
+int rb_ledger_open(const char *state_dir, const char *cluster,
+		   rb_ledger_mode mode, rb_ledger **out, rb_err *err)
+{
+	rb_ledger *l = NULL;
+	struct stat st;
+	size_t slen;
+	int sfd = -1;
+	int rc;
+
+	*out = NULL;
+	if (!valid_cluster(cluster)) {
+		char shown[CLUSTER_MAX * 3 + 1];
+
+		if (!cluster || rb_kv_escape(cluster, shown, sizeof(shown)) < 0)
+			rb_strlcpy(shown, "(too long)", sizeof(shown));
+		rb_err_set(err, "invalid cluster name '%s': expected 1 to %d of "
+			   "[A-Za-z0-9_.-], not starting with '.'", shown,
+			   CLUSTER_MAX);
+		goto fail;
+	}
+	slen = state_dir ? strlen(state_dir) : 0;
+	if (slen == 0 || slen > RB_PATH_MAX - 256) {
+		rb_err_set(err, "state_dir is empty or too long");
+		goto fail;
+	}
+	l = calloc(1, sizeof(*l));
+	if (!l) {
+		rb_err_set(err, "out of memory");
+		goto fail;
+	}
+	l->dir_fd = -1;
+	l->mode = mode;
+	rb_strlcpy(l->cluster, cluster, sizeof(l->cluster));
+	/* Drop trailing slashes so that messages name clean paths. */
+	while (slen > 1 && state_dir[slen - 1] == '/')
+		slen--;
+	snprintf(l->path, sizeof(l->path), "%.*s/%s", (int)slen, state_dir,
+		 cluster);
+
+	/*
+	 * O_NOFOLLOW applies to the last component only: the admin's path to
+	 * state_dir is trusted, but state_dir itself must be the real
+	 * directory, so that its owner and mode below are the ones in force.
+	 */
+	sfd = open(state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sfd < 0) {
+		if (errno == ELOOP || errno == ENOTDIR)
+			rb_err_set(err, "state_dir %s: refused: a symlink or "
+				   "not a directory (give the real directory's "
+				   "path)", state_dir);
+		else
+			rb_err_set(err, "state_dir %s: %s%s", state_dir,
+				   strerror(errno), errno == ENOENT ?
+				   " (create it: mkdir -m 755 DIR on storage "
+				   "shared by all compute nodes)" : "");
+		goto fail;
+	}
+	if (fstat(sfd, &st) < 0) {
+		rb_err_set(err, "state_dir %s: %s", state_dir, strerror(errno));
+		goto fail;
+	}
+	/* Refused in READ mode too: a ledger a user can write is not one the
+	 * CLI should report as the truth. */
+	if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		rb_err_set(err, "state_dir %s is owned by uid %u with mode %04o; "
+			   "it must be owned by root and not writable by group "
+			   "or others, or a user could edit job budgets "
+			   "(fix: chown root:root %s; chmod 755 %s)", state_dir,
+			   (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
+			   state_dir, state_dir);
+		goto fail;
+	}
+	rc = open_subdir(sfd, cluster, mode == RB_LEDGER_WRITE, mode, l->path,
+			 &l->dir_fd, err);
+	if (rc == 1)
+		rb_err_set(err, "%s: no ledger for cluster '%s' (nothing "
+			   "recorded yet)", l->path, cluster);
+	if (rc != 0)
+		goto fail;
+	close(sfd);
+	*out = l;
+	return 0;
+fail:
+	if (sfd >= 0)
+		close(sfd);
+	free(l);
+	return -1;
+}
+
+void rb_ledger_close(rb_ledger *l)
+{
+	if (!l)
+		return;
+	if (l->dir_fd >= 0)
+		close(l->dir_fd);
+	free(l);
+}
+
+/* ---- lock ---------------------------------------------------------------- */
+
+/*
+ * Take a write lock on the whole file, waiting for it; EINTR retries.
+ *
+ * Open-file-description locks are tried first: classic POSIX locks belong
+ * to the process, so closing *any* fd of the log in this process (e.g.
+ * rb_ledger_events on a job we hold locked) would silently drop the lock.
+ * OFD locks conflict with classic ones and work over NFS like them; kernels
+ * without them (EINVAL) get the classic F_SETLKW.
+ */
+static int lock_whole_file(int fd)
+{
+	struct flock fl;
+
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = F_WRLCK;
+	fl.l_whence = SEEK_SET;
+#ifdef F_OFD_SETLKW
+	for (;;) {
+		if (fcntl(fd, F_OFD_SETLKW, &fl) == 0)
+			return 0;
+		if (errno != EINTR)
+			break;
+	}
+	if (errno != EINVAL)
+		return -1;
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = F_WRLCK;
+	fl.l_whence = SEEK_SET;
+#endif
+	for (;;) {
+		if (fcntl(fd, F_SETLKW, &fl) == 0)
+			return 0;
+		if (errno != EINTR)
+			return -1;
+	}
+}
+
+/* Open (creating) "<id>.log" for append. Returns the fd or -1. */
+static int open_log_rw(int bucket_fd, const char *name, const char *path,
+		       rb_err *err)
+{
+	struct stat st;
+	int fd = -1;
+	int tries;
+
+	/* O_EXCL first so that we know whether we made it and must fix its
+	 * mode against the umask; a race with gc can make both opens miss. */
+	for (tries = 0; tries < LOCK_RETRIES; tries++) {
+		fd = openat(bucket_fd, name, O_RDWR | O_APPEND | O_CREAT |
+			    O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			if (fchmod(fd, 0644) < 0) {
+				rb_err_set(err, "%s: chmod: %s", path,
+					   strerror(errno));
+				goto fail;
+			}
+			break;
+		}
+		if (errno != EEXIST)
+			break;
+		fd = openat(bucket_fd, name,
+			    O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0 || errno != ENOENT)
+			break;
+	}
+	if (fd < 0) {
+		if (errno == ELOOP)
+			rb_err_set(err, "%s: refused: it is a symlink (remove "
+				   "it)", path);
+		else
+			rb_err_set(err, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (fstat(fd, &st) < 0) {
+		rb_err_set(err, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rb_err_set(err, "%s: refused: not a regular file", path);
+		goto fail;
+	}
+	if (check_trusted(&st, path, err) < 0)
+		goto fail;
+	return fd;
+fail:
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+int rb_ledger_lock(rb_ledger *l, uint32_t job_id, rb_job **out, rb_err *err)
+{
+	char name[NAME_BUF], path[PATH_BUF];
+	rb_job *j = NULL;
+	int tries;
+
+	*out = NULL;
+	if (l->mode != RB_LEDGER_WRITE) {
+		rb_err_set(err, "%s: locking needs the ledger opened for "
+			   "writing", l->path);
+		goto fail;
+	}
+	if (check_job_id(job_id, err) < 0)
+		goto fail;
+	j = calloc(1, sizeof(*j));
+	if (!j) {
+		rb_err_set(err, "out of memory");
+		goto fail;
+	}
+	j->l = l;
+	j->job_id = job_id;
+	j->bucket_fd = -1;
+	j->log_fd = -1;
+	if (open_bucket(l, job_id, true, &j->bucket_fd, err) != 0)
+		goto fail;
+	file_name(job_id, ".log", name, sizeof(name));
+	job_path(l, job_id, name, path, sizeof(path));
+
+	for (tries = 0;; tries++) {
+		struct stat held, named;
+
+		if (tries == LOCK_RETRIES) {
+			rb_err_set(err, "%s: removed under us %d times while "
+				   "locking", path, LOCK_RETRIES);
+			goto fail;
+		}
+		j->log_fd = open_log_rw(j->bucket_fd, name, path, err);
+		if (j->log_fd < 0)
+			goto fail;
+		if (lock_whole_file(j->log_fd) < 0) {
+			rb_err_set(err, "%s: lock: %s", path, strerror(errno));
+			goto fail;
+		}
+		/*
+		 * gc may have unlinked the log while we waited: we would then
+		 * hold a lock on a file nobody else will ever open, and a new
+		 * log with its own lock could appear beside it. Only a lock
+		 * on the file that still carries the name counts.
+		 */
+		if (fstat(j->log_fd, &held) < 0) {
+			rb_err_set(err, "%s: %s", path, strerror(errno));
+			goto fail;
+		}
+		if (fstatat(j->bucket_fd, name, &named,
+			    AT_SYMLINK_NOFOLLOW) == 0) {
+			if (named.st_ino == held.st_ino &&
+			    named.st_dev == held.st_dev)
+				break;
+		} else if (errno != ENOENT) {
+			rb_err_set(err, "%s: %s", path, strerror(errno));
+			goto fail;
+		}
+		close(j->log_fd);
+		j->log_fd = -1;
+	}
+	*out = j;
+	return 0;
+fail:
+	rb_ledger_unlock(j);
+	return -1;
+}
+
+void rb_ledger_unlock(rb_job *j)
+{
+	if (!j)
+		return;
+	/* Closing the fd releases the lock (OFD or classic). */
+	if (j->log_fd >= 0)
+		close(j->log_fd);
+	if (j->bucket_fd >= 0)
+		close(j->bucket_fd);
+	free(j);
+}
+
+/* ---- the record ---------------------------------------------------------- */
+
+int rb_ledger_read(rb_ledger *l, uint32_t job_id, rb_record *rec, rb_err *err)
+{
+	char name[NAME_BUF], path[PATH_BUF];
+	rb_err perr;
+	struct stat st;
+	char *buf = NULL;
+	size_t have = 0;
+	int bucket_fd = -1, fd = -1;
+	int rc = -1, r;
+
+	if (check_job_id(job_id, err) < 0)
+		goto fail;
+	file_name(job_id, ".rec", name, sizeof(name));
+	job_path(l, job_id, name, path, sizeof(path));
+	r = open_bucket(l, job_id, false, &bucket_fd, err);
+	if (r < 0)
+		goto fail;
+	if (r == 0)
+		r = open_file_ro(l, bucket_fd, name, path, &fd, &st, err);
+	if (r < 0)
+		goto fail;
+	if (r == 1) {
+		rb_record_init(rec);
+		rc = 1;
+		goto fail;
+	}
+	if (st.st_size > RB_RECORD_TEXT_MAX) {
+		rb_err_set(err, "%s: corrupt record: %lld bytes, more than "
+			   "the %d a record can have", path,
+			   (long long)st.st_size, RB_RECORD_TEXT_MAX);
+		goto fail;
+	}
+	/* Read up to one byte more than allowed, so that a file that grew
+	 * after fstat is still caught as too big. */
+	buf = malloc(RB_RECORD_TEXT_MAX + 1);
+	if (!buf) {
+		rb_err_set(err, "out of memory");
+		goto fail;
+	}
+	while (have < RB_RECORD_TEXT_MAX + 1) {
+		ssize_t n = read(fd, buf + have, RB_RECORD_TEXT_MAX + 1 - have);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rb_err_set(err, "%s: read: %s", path, strerror(errno));
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		have += (size_t)n;
+	}
+	/* rec is only written on success: never zeros for a bad record. */
+	if (rb_record_parse(buf, have, rec, &perr) < 0) {
+		rb_err_set(err, "%s: corrupt record: %s", path, perr.msg);
+		goto fail;
+	}
+	rc = 0;
+fail:
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+	if (bucket_fd >= 0)
+		close(bucket_fd);
+	return rc;
+}
+
+int rb_ledger_write(rb_job *j, rb_record *rec, rb_err *err)
+{
+	rb_ledger *l = j->l;
+	char name[NAME_BUF], tmp[2 * NAME_BUF], path[PATH_BUF];
+	char old_cluster[RB_NAME_MAX];
+	uint32_t old_job_id = rec->job_id;
+	uint64_t old_seq = rec->seq;
+	int64_t old_created = rec->created, old_updated = rec->updated;
+	rb_record *check = NULL;
+	char *buf = NULL;
+	bool tmp_made = false, renamed = false;
+	rb_err perr;
+	ssize_t n;
+	int fd = -1;
+	int rc = -1;
+
+	memcpy(old_cluster, rec->cluster, sizeof(old_cluster));
+	file_name(j->job_id, ".rec", name, sizeof(name));
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", name, (long)getpid());
+	job_path(l, j->job_id, name, path, sizeof(path));
+
+	/* A record names its job; never file one under another's name. */
+	if (rec->job_id == 0)
+		rec->job_id = j->job_id;
+	if (!rec->cluster[0])
+		rb_strlcpy(rec->cluster, l->cluster, sizeof(rec->cluster));
+	if (rec->job_id != j->job_id || strcmp(rec->cluster, l->cluster)) {
+		rb_err_set(err, "%s: refusing to store the record of job %" PRIu32
+			   " on cluster %.63s here", path, rec->job_id,
+			   rec->cluster);
+		goto fail;
+	}
+	rec->seq++;
+	rec->updated = (int64_t)time(NULL);
+	if (rec->created == 0)
+		rec->created = rec->updated;
+
+	buf = malloc(RB_RECORD_TEXT_MAX + 1);
+	check = malloc(sizeof(*check));
+	if (!buf || !check) {
+		rb_err_set(err, "out of memory");
+		goto fail;
+	}
+	n = rb_record_format(rec, buf, RB_RECORD_TEXT_MAX + 1);
+	if (n < 0) {
+		rb_err_set(err, "%s: cannot format the record (an enum value "
+			   "has no name or the text exceeds %d bytes)", path,
+			   RB_RECORD_TEXT_MAX);
+		goto fail;
+	}
+	/* Never write a record that the next reader would refuse (e.g. a
+	 * counter out of range): the job would lose its budget history. */
+	if (rb_record_parse(buf, (size_t)n, check, &perr) < 0) {
+		rb_err_set(err, "%s: refusing to write a record that would not "
+			   "read back: %s", path, perr.msg);
+		goto fail;
+	}
+
+	/* We hold the job's lock, so a temp file with our pid can only be
+	 * the leftover of a crashed earlier process that had it. */
+	if (unlinkat(j->bucket_fd, tmp, 0) < 0 && errno != ENOENT) {
+		rb_err_set(err, "%s.tmp.%ld: %s", path, (long)getpid(),
+			   strerror(errno));
+		goto fail;
+	}
+	fd = openat(j->bucket_fd, tmp, O_WRONLY | O_CREAT | O_EXCL |
+		    O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rb_err_set(err, "%s.tmp.%ld: %s", path, (long)getpid(),
+			   strerror(errno));
+		goto fail;
+	}
+	tmp_made = true;
+	if (fchmod(fd, 0644) < 0 || write_all(fd, buf, (size_t)n) < 0 ||
+	    fsync(fd) < 0) {
+		rb_err_set(err, "%s.tmp.%ld: %s", path, (long)getpid(),
+			   strerror(errno));
+		goto fail;
+	}
+	/* close() reports delayed write errors on NFS. */
+	if (close(fd) < 0) {
+		fd = -1;
+		rb_err_set(err, "%s.tmp.%ld: close: %s", path, (long)getpid(),
+			   strerror(errno));
+		goto fail;
+	}
+	fd = -1;
+	/* rename() replaces a symlink planted as <id>.rec itself, never its
+	 * target. */
+	if (renameat(j->bucket_fd, tmp, j->bucket_fd, name) < 0) {
+		rb_err_set(err, "%s: rename: %s", path, strerror(errno));
+		goto fail;
+	}
+	tmp_made = false;
+	renamed = true;
+	/*
+	 * The rename lives in the directory, not in the file: until the
+	 * directory is on disk, a power loss can bring back the old record
+	 * although we already acted on the new one (told the job its budget,
+	 * let an attempt run, refused one). Only after this fsync is the new
+	 * record the one every node will see after a crash.
+	 */
+	if (fsync(j->bucket_fd) < 0) {
+		rb_err_set(err, "%s: fsync of the directory: %s", path,
+			   strerror(errno));
+		goto fail;
+	}
+	rc = 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	if (tmp_made)
+		unlinkat(j->bucket_fd, tmp, 0);
+	if (rc < 0 && !renamed) {
+		/* Nothing reached the disk: give the caller back its record. */
+		rec->job_id = old_job_id;
+		memcpy(rec->cluster, old_cluster, sizeof(rec->cluster));
+		rec->seq = old_seq;
+		rec->created = old_created;
+		rec->updated = old_updated;
+	}
+	free(check);
+	free(buf);
+	return rc;
+}
+
+/* ---- the event log ------------------------------------------------------- */
+
+static int parse_hex64(const char *s, size_t n, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		char c = s[i];
+
+		v <<= 4;
+		if (c >= '0' && c <= '9')
+			v |= (uint64_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v |= (uint64_t)(c - 'a' + 10);
+		else
+			return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Is this stored line (without '\n') intact: " crc=<16 hex>" at its end,
+ * matching the bytes before it? */
+static bool event_line_ok(const char *line, size_t len)
+{
+	uint64_t crc;
+	size_t body;
+
+	if (len <= CRC_TAIL_LEN || memchr(line, '\0', len))
+		return false;
+	body = len - CRC_TAIL_LEN;
+	if (memcmp(line + body, CRC_TAIL, sizeof(CRC_TAIL) - 1) != 0)
+		return false;
+	if (parse_hex64(line + body + sizeof(CRC_TAIL) - 1, 16, &crc) < 0)
+		return false;
+	return rb_checksum(line, body) == crc;
+}
+
+int rb_ledger_append(rb_job *j, const char *event, rb_err *err)
+{
+	char name[NAME_BUF], path[PATH_BUF];
+	size_t elen = strlen(event);
+	size_t pos = 0, start, i;
+	struct stat st;
+	char *buf = NULL;
+	ssize_t w;
+	int rc = -1;
+
+	file_name(j->job_id, ".log", name, sizeof(name));
+	job_path(j->l, j->job_id, name, path, sizeof(path));
+	if (elen == 0 || elen > EVENT_LINE_MAX - 64) {
+		rb_err_set(err, "%s: event of %zu bytes refused (1 to %d)",
+			   path, elen, EVENT_LINE_MAX - 64);
+		goto fail;
+	}
+	/* One printable ASCII line: values are escaped by the caller
+	 * (rb_kv_escape), and a newline would forge a second event. */
+	for (i = 0; i < elen; i++) {
+		if (event[i] < 0x20 || event[i] > 0x7e) {
+			rb_err_set(err, "%s: event refused: byte 0x%02x at "
+				   "offset %zu is not printable ASCII", path,
+				   (unsigned char)event[i], i);
+			goto fail;
+		}
+	}
+	buf = malloc(elen + 64);
+	if (!buf) {
+		rb_err_set(err, "out of memory");
+		goto fail;
+	}
+	/*
+	 * A crash in the middle of an earlier append can leave a last line
+	 * without its '\n'. Start on a new line then, so that the torn one
+	 * stays a single bad line instead of swallowing this good one. We
+	 * hold the lock, so nobody appends between this check and our write.
+	 */
+	if (fstat(j->log_fd, &st) < 0) {
+		rb_err_set(err, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	if (st.st_size > 0) {
+		char last;
+		ssize_t r;
+
+		do
+			r = pread(j->log_fd, &last, 1, st.st_size - 1);
+		while (r < 0 && errno == EINTR);
+		if (r < 0) {
+			rb_err_set(err, "%s: read: %s", path, strerror(errno));
+			goto fail;
+		}
+		if (r == 1 && last != '\n')
+			buf[pos++] = '\n';
+	}
+	start = pos;
+	pos += (size_t)snprintf(buf + pos, 32, "t=%lld ",
+				(long long)time(NULL));
+	memcpy(buf + pos, event, elen);
+	pos += elen;
+	pos += (size_t)snprintf(buf + pos, 32, CRC_TAIL "%016" PRIx64 "\n",
+				rb_checksum(buf + start, pos - start));
+	/* One write() of the whole line: with O_APPEND it lands at the end
+	 * in one piece; a short write means the disk is full or failing. */
+	do
+		w = write(j->log_fd, buf, pos);
+	while (w < 0 && errno == EINTR);
+	if (w < 0) {
+		rb_err_set(err, "%s: write: %s", path, strerror(errno));
+		goto fail;
+	}
+	if ((size_t)w != pos) {
+		rb_err_set(err, "%s: short write (%zd of %zu bytes)", path, w,
+			   pos);
+		goto fail;
+	}
+	if (fsync(j->log_fd) < 0) {
+		rb_err_set(err, "%s: fsync: %s", path, strerror(errno));
+		goto fail;
+	}
+	rc = 0;
+fail:
+	free(buf);
+	return rc;
+}
+
+int rb_ledger_events(rb_ledger *l, uint32_t job_id, rb_event_fn fn, void *ctx,
+		     rb_err *err)
+{
+	char name[NAME_BUF], path[PATH_BUF];
+	struct stat st;
+	char *buf = NULL;
+	size_t have = 0;
+	bool skipping = false; /* inside an over-long line already reported */
+	int bucket_fd = -1, fd = -1;
+	int rc = -1, r;
+
+	if (check_job_id(job_id, err) < 0)
+		goto fail;
+	file_name(job_id, ".log", name, sizeof(name));
+	job_path(l, job_id, name, path, sizeof(path));
+	r = open_bucket(l, job_id, false, &bucket_fd, err);
+	if (r == 0)
+		r = open_file_ro(l, bucket_fd, name, path, &fd, &st, err);
+	if (r != 0) {
+		rc = r;
+		goto fail;
+	}
+	buf = malloc(EVENT_LINE_MAX + 1);
+	if (!buf) {
+		rb_err_set(err, "out of memory");
+		goto fail;
+	}
+	/* Streamed line by line: memory stays bounded however long the log. */
+	for (;;) {
+		size_t start = 0;
+		char *nl;
+		ssize_t n;
+
+		n = read(fd, buf + have, EVENT_LINE_MAX - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rb_err_set(err, "%s: read: %s", path, strerror(errno));
+			goto fail;
+		}
+		if (n == 0) {
+			/* A last line without '\n' is a torn append. */
+			if (have > 0 && !skipping) {
+				buf[have] = '\0';
+				if (fn(buf, false, ctx) != 0)
+					break;
+			}
+			break;
+		}
+		have += (size_t)n;
+		while ((nl = memchr(buf + start, '\n', have - start))) {
+			size_t len = (size_t)(nl - (buf + start));
+
+			*nl = '\0';
+			if (skipping)
+				skipping = false;
+			else if (fn(buf + start, event_line_ok(buf + start, len),
+				      ctx) != 0)
+				goto stopped;
+			start += len + 1;
+		}
+		memmove(buf, buf + start, have - start);
+		have -= start;
+		if (have == EVENT_LINE_MAX) {
+			/* No '\n' in a full buffer: we never write such a
+			 * line, so report its head once as damaged and skip
+			 * the rest of it. */
+			if (!skipping) {
+				buf[have] = '\0';
+				if (fn(buf, false, ctx) != 0)
+					goto stopped;
+			}
+			skipping = true;
+			have = 0;
+		}
+	}
+stopped:
+	rc = 0;
+fail:
+	free(buf);
+	/* Safe for a job this process holds locked: the lock is an OFD lock
+	 * (see lock_whole_file), which closing another fd does not drop. */
+	if (fd >= 0)
+		close(fd);
+	if (bucket_fd >= 0)
+		close(bucket_fd);
+	return rc;
+}
+
+/* ---- listing and removal ------------------------------------------------- */
+
+/* Canonical decimal job id (no leading zero, 1..UINT32_MAX) of n bytes. */
+static bool parse_job_id(const char *s, size_t n, uint32_t *out)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (n == 0 || n > 10 || s[0] == '0')
+		return false;
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (v > UINT32_MAX)
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+typedef struct {
+	uint32_t *ids;
+	size_t n, cap;
+} id_list;
+
+static int id_push(id_list *list, uint32_t id)
+{
+	if (list->n == list->cap) {
+		size_t cap = list->cap ? list->cap * 2 : 256;
+		uint32_t *ids = realloc(list->ids, cap * sizeof(*ids));
+
+		if (!ids)
+			return -1;
+		list->ids = ids;
+		list->cap = cap;
+	}
+	list->ids[list->n++] = id;
+	return 0;
+}
+
+/* Collect the "<id>.rec" regular files of one bucket directory. */
+static int scan_bucket(rb_ledger *l, const char *bname, unsigned bucket,
+		       id_list *list, rb_err *err)
+{
+	char path[PATH_BUF];
+	struct dirent *de;
+	DIR *d = NULL;
+	int fd;
+	int rc = -1;
+
+	snprintf(path, sizeof(path), "%s/%.3s", l->path, bname);
+	fd = openat(l->dir_fd, bname,
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		/* Removed meanwhile, or a symlink / file planted there: not
+		 * a bucket of ours, nothing to list. */
+		if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR)
+			return 0;
+		return rb_err_set(err, "%s: %s", path, strerror(errno));
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		rb_err_set(err, "%s: %s", path, strerror(errno));
+		close(fd);
+		goto fail;
+	}
+	for (;;) {
+		struct stat st;
+		size_t len;
+		uint32_t id;
+
+		errno = 0;
+		de = readdir(d);
+		if (!de)
+			break;
+		len = strlen(de->d_name);
+		if (len <= 4 || strcmp(de->d_name + len - 4, ".rec") != 0 ||
+		    !parse_job_id(de->d_name, len - 4, &id))
+			continue; /* "*.rec.tmp.*", "*.log", strangers */
+		/* In another bucket than ours, rb_ledger_read cannot reach
+		 * it: not a record. */
+		if (id % 1000 != bucket)
+			continue;
+		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		if (id_push(list, id) < 0) {
+			rb_err_set(err, "out of memory");
+			goto fail;
+		}
+	}
+	if (errno) {
+		rb_err_set(err, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	rc = 0;
+fail:
+	if (d)
+		closedir(d);
+	return rc;
+}
+
+int rb_ledger_jobs(rb_ledger *l, rb_job_fn fn, void *ctx, rb_err *err)
+{
+	id_list list = { NULL, 0, 0 };
+	struct dirent *de;
+	DIR *d = NULL;
+	size_t i;
+	int fd;
+	int rc = -1;
+
+	/* A fresh fd: readdir's position must not be shared with dir_fd. */
+	fd = openat(l->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		rb_err_set(err, "%s: %s", l->path, strerror(errno));
+		goto fail;
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		rb_err_set(err, "%s: %s", l->path, strerror(errno));
+		close(fd);
+		goto fail;
+	}
+	for (;;) {
+		const char *s;
+
+		errno = 0;
+		de = readdir(d);
+		if (!de)
+			break;
+		s = de->d_name;
+		if (strlen(s) != 3 || s[0] < '0' || s[0] > '9' ||
+		    s[1] < '0' || s[1] > '9' || s[2] < '0' || s[2] > '9')
+			continue;
+		if (scan_bucket(l, s, (unsigned)((s[0] - '0') * 100 +
+						 (s[1] - '0') * 10 +
+						 (s[2] - '0')),
+				&list, err) < 0)
+			goto fail;
+		errno = 0;
+	}
+	if (errno) {
+		rb_err_set(err, "%s: %s", l->path, strerror(errno));
+		goto fail;
+	}
+	/* Sorted, so that `list` prints the same way every time. */
+	if (list.n)
+		qsort(list.ids, list.n, sizeof(*list.ids), cmp_u32);
+	for (i = 0; i < list.n; i++)
+		if (fn(list.ids[i], ctx) != 0)
+			break;
+	rc = 0;
+fail:
+	if (d)
+		closedir(d);
+	free(list.ids);
+	return rc;
+}
+
+/* Remove "<id>.rec.tmp.*" leftovers of crashed writers of this job. */
+static int remove_stale_tmp(rb_job *j, const char *dirpath, rb_err *err)
+{
+	char prefix[NAME_BUF];
+	struct dirent *de;
+	size_t plen;
+	DIR *d = NULL;
+	int fd;
+	int rc = -1;
+
+	file_name(j->job_id, ".rec.tmp.", prefix, sizeof(prefix));
+	plen = strlen(prefix);
+	fd = openat(j->bucket_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		rb_err_set(err, "%s: %s", dirpath, strerror(errno));
+		goto fail;
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		rb_err_set(err, "%s: %s", dirpath, strerror(errno));
+		close(fd);
+		goto fail;
+	}
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, prefix, plen) != 0)
+			continue;
+		if (unlinkat(j->bucket_fd, de->d_name, 0) < 0 &&
+		    errno != ENOENT) {
+			rb_err_set(err, "%s/%s: %s", dirpath, de->d_name,
+				   strerror(errno));
+			goto fail;
+		}
+	}
+	rc = 0;
+fail:
+	if (d)
+		closedir(d);
+	return rc;
+}
+
+int rb_ledger_remove(rb_job *j, rb_err *err)
+{
+	char rec[NAME_BUF], log[NAME_BUF], path[PATH_BUF];
+
+	file_name(j->job_id, ".rec", rec, sizeof(rec));
+	file_name(j->job_id, ".log", log, sizeof(log));
+	/* The record first: a crash between the two leaves a log without a
+	 * record, which reads as "no record" and is not listed; the other
+	 * order would leave a record whose history is gone. */
+	if (unlinkat(j->bucket_fd, rec, 0) < 0 && errno != ENOENT)
+		return rb_err_set(err, "%s: %s", job_path(j->l, j->job_id, rec,
+				  path, sizeof(path)), strerror(errno));
+	if (remove_stale_tmp(j, job_path(j->l, j->job_id, NULL, path,
+					 sizeof(path)), err) < 0)
+		return -1;
+	/* Our lock stays on the unlinked log until unlock; waiters then see
+	 * the name gone and start over (rb_ledger_lock). */
+	if (unlinkat(j->bucket_fd, log, 0) < 0 && errno != ENOENT)
+		return rb_err_set(err, "%s: %s", job_path(j->l, j->job_id, log,
+				  path, sizeof(path)), strerror(errno));
+	if (fsync(j->bucket_fd) < 0)
+		return rb_err_set(err, "%s: fsync: %s", job_path(j->l,
+				  j->job_id, NULL, path, sizeof(path)),
+				  strerror(errno));
+	return 0;
+}

@@ -1,0 +1,745 @@
+/*
+ * record.c - one job's ledger record as text (see record.h).
+ *
+ *   restore_budget-record 1
+ *   cluster=c1
+ *   job_id=42
+ *   ...                       one key=value line per field, fixed order
+ *   cur.limits.accounting=grouped
+ *   cur.checkpoint=/home/a/ck/checkpoint-7
+ *   checksum=0123456789abcdef  64-bit FNV-1a of every byte before this line
+ *
+ * The parser is written for hostile input (the ledger is shared over NFS and
+ * the parser will be fuzzed): every read is bounded by `len`, integers are
+ * parsed by a checked routine (no strtol, no overflow), and the whole text is
+ * validated into a scratch record before the caller's record is touched, so
+ * a refused record never leaves zeros or half a record behind.
+ *
+ * The accepted text is canonical: escapes are upper-case and only for bytes
+ * that need them, integers have no sign or leading zeros beyond "-N" and
+ * "0". So for any text that parses, formatting the result gives the same
+ * bytes back (up to key order), a property a fuzzer can check.
+ */
+#include "record.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define VERSION_PREFIX "restore_budget-record "
+#define CHECKSUM_KEY "checksum="
+#define CHECKSUM_HEX 16
+/* Longest enum name we accept when parsing; longer is simply unknown. */
+#define ENUM_NAME_MAX 32
+/* How much of a bad key or value an error message quotes. */
+#define SHOW_MAX 48
+
+typedef enum {
+	F_STR,
+	F_U32,
+	F_INT,
+	F_I64,
+	F_U64,
+	F_BOOL,
+	F_PHASE,
+	F_END,
+	F_CONFIRM,
+	F_ACCOUNTING,
+} field_type;
+
+typedef struct {
+	const char *key;
+	field_type type;
+	size_t off;
+	size_t size;   /* F_STR: buffer size including the NUL */
+	int64_t min;   /* F_INT, F_I64: accepted range */
+	int64_t max;
+} field;
+
+#define MEMBER_SIZE(m) sizeof(((rb_record *)0)->m)
+#define STR(k, m) { k, F_STR, offsetof(rb_record, m), MEMBER_SIZE(m), 0, 0 }
+#define U32(k, m) { k, F_U32, offsetof(rb_record, m), 0, 0, 0 }
+#define U64(k, m) { k, F_U64, offsetof(rb_record, m), 0, 0, 0 }
+#define INT(k, m, lo) { k, F_INT, offsetof(rb_record, m), 0, lo, INT_MAX }
+#define I64(k, m, lo) { k, F_I64, offsetof(rb_record, m), 0, lo, INT64_MAX }
+#define TYPED(k, m, t) { k, t, offsetof(rb_record, m), 0, 0, 0 }
+
+/*
+ * Every field of rb_record, its rb_budget and the budget's current attempt.
+ * Ranges: counters and times are never negative; -1 means "none" for
+ * attempt numbers and "unlimited" for max_failures; end_code is whatever the
+ * epilog saw, so any int.
+ */
+static const field fields[] = {
+	STR("cluster", cluster),
+	U32("job_id", job_id),
+	U32("uid", uid),
+	U32("gid", gid),
+	STR("user", user),
+	STR("partition", partition),
+	STR("account", account),
+	STR("work_dir", work_dir),
+	STR("checkpoint_dir", checkpoint_dir),
+	I64("created", created, 0),
+	I64("updated", updated, 0),
+	U64("seq", seq),
+	INT("failures", budget.failures, 0),
+	INT("restore_failures", budget.restore_failures, 0),
+	INT("granted", budget.granted, 0),
+	I64("last_charged", budget.last_charged, -1),
+	TYPED("exhausted", budget.exhausted, F_BOOL),
+	I64("interruptions", budget.interruptions, 0),
+	I64("restore_failures_total", budget.restore_failures_total, 0),
+	I64("failures_total", budget.failures_total, 0),
+	STR("checkpoint", budget.checkpoint),
+	I64("cur.attempt", budget.cur.attempt, -1),
+	TYPED("cur.phase", budget.cur.phase, F_PHASE),
+	TYPED("cur.confirmed", budget.cur.confirmed, F_CONFIRM),
+	TYPED("cur.end", budget.cur.end, F_END),
+	INT("cur.end_code", budget.cur.end_code, INT_MIN),
+	I64("cur.start_time", budget.cur.start_time, 0),
+	I64("cur.end_time", budget.cur.end_time, 0),
+	TYPED("cur.refused", budget.cur.refused, F_BOOL),
+	INT("cur.limits.max_failures", budget.cur.limits.max_failures,
+	    RB_UNLIMITED),
+	INT("cur.limits.restore_retry_num", budget.cur.limits.restore_retry_num,
+	    0),
+	INT("cur.limits.restore_timeout", budget.cur.limits.restore_timeout, 0),
+	TYPED("cur.limits.accounting", budget.cur.limits.accounting,
+	      F_ACCOUNTING),
+	TYPED("cur.limits.count_preemptions",
+	      budget.cur.limits.count_preemptions, F_BOOL),
+	STR("cur.checkpoint", budget.cur.checkpoint),
+};
+
+#define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
+
+/* The parser tracks "seen" in one 64-bit mask. */
+_Static_assert(N_FIELDS <= 64, "too many record fields for the seen mask");
+
+/* ---- checksum and escaping ---------------------------------------------- */
+
+uint64_t rb_checksum(const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a 64 offset basis */
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;      /* FNV-1a 64 prime */
+	}
+	return h;
+}
+
+static bool needs_escape(unsigned char c)
+{
+	return c < 0x21 || c > 0x7e || c == '%' || c == '=';
+}
+
+static int hex_value(char c)
+{
+	/* Upper case only: that is what we write, and accepting one spelling
+	 * keeps the text canonical. */
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Escape n bytes of in into out (size outlen, NUL-terminated). */
+static ssize_t escape_bytes(const unsigned char *in, size_t n, char *out,
+			    size_t outlen)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t pos = 0;
+	size_t i;
+
+	if (outlen == 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		size_t need = needs_escape(in[i]) ? 3 : 1;
+
+		/* Keep one byte for the NUL. */
+		if (need >= outlen - pos)
+			goto fail;
+		if (need == 3) {
+			out[pos++] = '%';
+			out[pos++] = hex[in[i] >> 4];
+			out[pos++] = hex[in[i] & 0xf];
+		} else {
+			out[pos++] = (char)in[i];
+		}
+	}
+	out[pos] = '\0';
+	return (ssize_t)pos;
+fail:
+	out[0] = '\0';
+	return -1;
+}
+
+ssize_t rb_kv_escape(const char *in, char *out, size_t outlen)
+{
+	return escape_bytes((const unsigned char *)in, strlen(in), out, outlen);
+}
+
+/*
+ * Strict inverse of rb_kv_escape: "%XX" with upper-case hex of a byte that
+ * needs escaping; %00 is refused (it cannot come from a C string and would
+ * silently cut the value); a raw byte that should have been escaped is
+ * refused.
+ */
+ssize_t rb_kv_unescape(const char *in, size_t inlen, char *out, size_t outlen)
+{
+	size_t pos = 0;
+	size_t i;
+
+	if (outlen == 0)
+		return -1;
+	for (i = 0; i < inlen; i++) {
+		unsigned char c = (unsigned char)in[i];
+
+		if (c == '%') {
+			int hi, lo;
+
+			if (inlen - i < 3)
+				goto fail;
+			hi = hex_value(in[i + 1]);
+			lo = hex_value(in[i + 2]);
+			if (hi < 0 || lo < 0)
+				goto fail;
+			c = (unsigned char)(hi * 16 + lo);
+			if (c == 0 || !needs_escape(c))
+				goto fail;
+			i += 2;
+		} else if (needs_escape(c)) {
+			goto fail;
+		}
+		if (pos + 1 >= outlen)
+			goto fail;
+		out[pos++] = (char)c;
+	}
+	out[pos] = '\0';
+	return (ssize_t)pos;
+fail:
+	out[0] = '\0';
+	return -1;
+}
+
+/* ---- enum names ---------------------------------------------------------- */
+
+/*
+ * The names themselves belong to engine.c (the environment and the CLI use
+ * the same words). These wrappers only insist that a name parses back to the
+ * same value, so that we never write a record we could not read.
+ */
+static const char *phase_name(rb_phase v)
+{
+	const char *n = rb_phase_name(v);
+	rb_phase back;
+
+	if (!n || rb_phase_parse(n, &back) != 0 || back != v)
+		return NULL;
+	return n;
+}
+
+static const char *end_name(rb_end v)
+{
+	const char *n = rb_end_name(v);
+	rb_end back;
+
+	if (!n || rb_end_parse(n, &back) != 0 || back != v)
+		return NULL;
+	return n;
+}
+
+static const char *confirm_name(rb_confirm v)
+{
+	const char *n = rb_confirm_name(v);
+	rb_confirm back;
+
+	if (!n || rb_confirm_parse(n, &back) != 0 || back != v)
+		return NULL;
+	return n;
+}
+
+static const char *accounting_name(rb_accounting v)
+{
+	const char *n = rb_accounting_name(v);
+	rb_accounting back;
+
+	if (!n || rb_accounting_parse(n, &back) != 0 || back != v)
+		return NULL;
+	return n;
+}
+
+static const char *field_enum_name(const field *f, const rb_record *rec)
+{
+	const char *p = (const char *)rec + f->off;
+
+	switch (f->type) {
+	case F_PHASE:
+		return phase_name(*(const rb_phase *)p);
+	case F_END:
+		return end_name(*(const rb_end *)p);
+	case F_CONFIRM:
+		return confirm_name(*(const rb_confirm *)p);
+	case F_ACCOUNTING:
+		return accounting_name(*(const rb_accounting *)p);
+	default:
+		return NULL;
+	}
+}
+
+/* ---- formatting ---------------------------------------------------------- */
+
+typedef struct {
+	char *buf;
+	size_t len;
+	size_t pos;
+	bool full;
+} outbuf;
+
+static void put(outbuf *o, const char *s, size_t n)
+{
+	/* Keep one byte for the NUL. */
+	if (o->full || n >= o->len - o->pos) {
+		o->full = true;
+		return;
+	}
+	memcpy(o->buf + o->pos, s, n);
+	o->pos += n;
+	o->buf[o->pos] = '\0';
+}
+
+static void put_str(outbuf *o, const char *s)
+{
+	put(o, s, strlen(s));
+}
+
+static void put_escaped(outbuf *o, const char *s)
+{
+	ssize_t n;
+
+	if (o->full)
+		return;
+	n = rb_kv_escape(s, o->buf + o->pos, o->len - o->pos);
+	if (n < 0) {
+		o->buf[o->pos] = '\0';
+		o->full = true;
+		return;
+	}
+	o->pos += (size_t)n;
+}
+
+/* Append one field's "key=value\n"; -1 if the value cannot be written. */
+static int put_field(outbuf *o, const field *f, const rb_record *rec)
+{
+	const char *p = (const char *)rec + f->off;
+	char num[32];
+	const char *name;
+
+	put_str(o, f->key);
+	put(o, "=", 1);
+	switch (f->type) {
+	case F_STR:
+		/* A string field that lost its NUL would make us read past
+		 * the member; refuse it instead. */
+		if (!memchr(p, '\0', f->size))
+			return -1;
+		put_escaped(o, p);
+		break;
+	case F_U32:
+		snprintf(num, sizeof(num), "%" PRIu32, *(const uint32_t *)p);
+		put_str(o, num);
+		break;
+	case F_INT:
+		snprintf(num, sizeof(num), "%d", *(const int *)p);
+		put_str(o, num);
+		break;
+	case F_I64:
+		snprintf(num, sizeof(num), "%" PRId64, *(const int64_t *)p);
+		put_str(o, num);
+		break;
+	case F_U64:
+		snprintf(num, sizeof(num), "%" PRIu64, *(const uint64_t *)p);
+		put_str(o, num);
+		break;
+	case F_BOOL:
+		put_str(o, *(const bool *)p ? "true" : "false");
+		break;
+	default:
+		name = field_enum_name(f, rec);
+		if (!name)
+			return -1;
+		put_escaped(o, name);
+		break;
+	}
+	put(o, "\n", 1);
+	return 0;
+}
+
+ssize_t rb_record_format(const rb_record *rec, char *buf, size_t len)
+{
+	outbuf o = { buf, len, 0, false };
+	char line[sizeof(CHECKSUM_KEY) + CHECKSUM_HEX + 2];
+	size_t i;
+
+	if (len == 0)
+		return -1;
+	buf[0] = '\0';
+	put_str(&o, VERSION_PREFIX);
+	snprintf(line, sizeof(line), "%d\n", RB_RECORD_VERSION);
+	put_str(&o, line);
+	for (i = 0; i < N_FIELDS; i++)
+		if (put_field(&o, &fields[i], rec) < 0)
+			return -1;
+	if (o.full)
+		return -1;
+	snprintf(line, sizeof(line), CHECKSUM_KEY "%016" PRIx64 "\n",
+		 rb_checksum(buf, o.pos));
+	put_str(&o, line);
+	if (o.full)
+		return -1;
+	return (ssize_t)o.pos;
+}
+
+void rb_record_init(rb_record *rec)
+{
+	memset(rec, 0, sizeof(*rec));
+	rb_budget_init(&rec->budget);
+}
+
+/* ---- parsing ------------------------------------------------------------- */
+
+/* Canonical unsigned decimal: digits only, no leading zero but "0". */
+static int parse_u64(const char *s, size_t n, uint64_t *out)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (n == 0 || (s[0] == '0' && n > 1))
+		return -1;
+	for (i = 0; i < n; i++) {
+		unsigned d;
+
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		d = (unsigned)(s[i] - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Canonical signed decimal within [min, max]; "-0" is refused. */
+static int parse_i64(const char *s, size_t n, int64_t min, int64_t max,
+		     int64_t *out)
+{
+	bool neg = n > 0 && s[0] == '-';
+	uint64_t mag;
+	int64_t v;
+
+	if (parse_u64(s + neg, n - neg, &mag) < 0)
+		return -1;
+	if (neg) {
+		if (mag == 0 || mag > (uint64_t)INT64_MAX + 1)
+			return -1;
+		/* -(INT64_MAX + 1) cannot be negated in int64_t. */
+		v = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN
+						   : -(int64_t)mag;
+	} else {
+		if (mag > (uint64_t)INT64_MAX)
+			return -1;
+		v = (int64_t)mag;
+	}
+	if (v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Quote at most SHOW_MAX bytes of untrusted text for an error message. */
+static const char *show(const char *s, size_t n, char *buf, size_t len)
+{
+	size_t take = n > SHOW_MAX ? SHOW_MAX : n;
+
+	if (escape_bytes((const unsigned char *)s, take, buf, len) < 0)
+		return "?";
+	if (take < n && strlen(buf) + 4 <= len)
+		strcat(buf, "...");
+	return buf;
+}
+
+/* Parse one value into its field of rec. Returns 0, or -1 with why (NULL
+ * for an integer out of its field's range: the caller names the range). */
+static int parse_value(const field *f, const char *v, size_t n, rb_record *rec,
+		       const char **why)
+{
+	char *p = (char *)rec + f->off;
+	char name[ENUM_NAME_MAX];
+	uint64_t u;
+	int64_t i;
+
+	switch (f->type) {
+	case F_STR:
+		if (rb_kv_unescape(v, n, p, f->size) < 0) {
+			*why = "bad %-escape, unescaped byte or too long";
+			return -1;
+		}
+		return 0;
+	case F_U32:
+		if (parse_u64(v, n, &u) < 0 || u > UINT32_MAX) {
+			*why = "not a decimal integer in 0..4294967295";
+			return -1;
+		}
+		*(uint32_t *)p = (uint32_t)u;
+		return 0;
+	case F_U64:
+		if (parse_u64(v, n, &u) < 0) {
+			*why = "not a decimal integer in 0..2^64-1";
+			return -1;
+		}
+		*(uint64_t *)p = u;
+		return 0;
+	case F_INT:
+		if (parse_i64(v, n, f->min, f->max, &i) < 0)
+			return -1; /* why stays NULL: the caller names the range */
+		*(int *)p = (int)i;
+		return 0;
+	case F_I64:
+		if (parse_i64(v, n, f->min, f->max, &i) < 0)
+			return -1;
+		*(int64_t *)p = i;
+		return 0;
+	case F_BOOL:
+		if (n == 4 && memcmp(v, "true", 4) == 0)
+			*(bool *)p = true;
+		else if (n == 5 && memcmp(v, "false", 5) == 0)
+			*(bool *)p = false;
+		else {
+			*why = "not true or false";
+			return -1;
+		}
+		return 0;
+	default:
+		break;
+	}
+
+	/* Enums: unescape into a small buffer, then the engine's parser. */
+	*why = "unknown name";
+	if (rb_kv_unescape(v, n, name, sizeof(name)) < 0)
+		return -1;
+	switch (f->type) {
+	case F_PHASE:
+		return rb_phase_parse(name, (rb_phase *)p) < 0 ? -1 : 0;
+	case F_END:
+		return rb_end_parse(name, (rb_end *)p) < 0 ? -1 : 0;
+	case F_CONFIRM:
+		return rb_confirm_parse(name, (rb_confirm *)p) < 0 ? -1 : 0;
+	case F_ACCOUNTING:
+		return rb_accounting_parse(name, (rb_accounting *)p) < 0 ? -1
+									 : 0;
+	default:
+		return -1;
+	}
+}
+
+static const field *find_field(const char *key, size_t n, size_t *index)
+{
+	size_t i;
+
+	for (i = 0; i < N_FIELDS; i++) {
+		if (strlen(fields[i].key) == n &&
+		    memcmp(fields[i].key, key, n) == 0) {
+			*index = i;
+			return &fields[i];
+		}
+	}
+	return NULL;
+}
+
+/* Parse the key=value lines in text[start, end), numbered from line 2. */
+static int parse_fields(const char *text, size_t start, size_t end,
+			rb_record *rec, rb_err *err)
+{
+	uint64_t seen = 0;
+	unsigned lineno = 2;
+	size_t p = start;
+	char q[SHOW_MAX * 3 + 8];
+	size_t i;
+
+	while (p < end) {
+		/* end is the start of the checksum line, so every line before
+		 * it ends with '\n' inside [p, end). */
+		const char *nl = memchr(text + p, '\n', end - p);
+		size_t e = (size_t)(nl - text);
+		const char *eq = memchr(text + p, '=', e - p);
+		const char *why = NULL;
+		const field *f;
+		size_t idx = 0;
+		size_t klen, vstart;
+
+		if (e == p)
+			return rb_err_set(err, "line %u: empty line", lineno);
+		if (!eq)
+			return rb_err_set(err, "line %u: '%s' is not key=value",
+					  lineno, show(text + p, e - p, q,
+						       sizeof(q)));
+		klen = (size_t)(eq - (text + p));
+		vstart = (size_t)(eq - text) + 1;
+		f = find_field(text + p, klen, &idx);
+		if (!f)
+			return rb_err_set(err, "line %u: unknown key '%s'",
+					  lineno, show(text + p, klen, q,
+						       sizeof(q)));
+		if (seen & (1ULL << idx))
+			return rb_err_set(err, "line %u: duplicate key '%s'",
+					  lineno, f->key);
+		seen |= 1ULL << idx;
+		if (parse_value(f, text + vstart, e - vstart, rec, &why) < 0) {
+			show(text + vstart, e - vstart, q, sizeof(q));
+			if (why)
+				return rb_err_set(err, "line %u: bad value for "
+						  "%s: '%s' (%s)", lineno,
+						  f->key, q, why);
+			return rb_err_set(err, "line %u: bad value for %s: "
+					  "'%s' (expected a decimal integer in "
+					  "%" PRId64 "..%" PRId64 ")", lineno,
+					  f->key, q, f->min, f->max);
+		}
+		p = e + 1;
+		lineno++;
+	}
+	for (i = 0; i < N_FIELDS; i++)
+		if (!(seen & (1ULL << i)))
+			return rb_err_set(err, "missing key '%s'",
+					  fields[i].key);
+	return 0;
+}
+
+/* Check the first line; returns the offset just after it, or -1. */
+static ssize_t parse_version(const char *text, size_t len, rb_err *err)
+{
+	const size_t plen = sizeof(VERSION_PREFIX) - 1;
+	const char *nl = memchr(text, '\n', len);
+	size_t l1;
+	uint64_t v;
+
+	if (!nl)
+		return rb_err_set(err, "torn record: no complete first line");
+	l1 = (size_t)(nl - text);
+	if (l1 < plen || memcmp(text, VERSION_PREFIX, plen) != 0)
+		return rb_err_set(err, "not a restore_budget record (the first "
+				  "line is not '" VERSION_PREFIX "%d')",
+				  RB_RECORD_VERSION);
+	if (parse_u64(text + plen, l1 - plen, &v) < 0)
+		return rb_err_set(err, "bad version line (expected '"
+				  VERSION_PREFIX "%d')", RB_RECORD_VERSION);
+	if (v != RB_RECORD_VERSION)
+		return rb_err_set(err, "unknown record version %" PRIu64
+				  " (this plugin reads %d)", v,
+				  RB_RECORD_VERSION);
+	return (ssize_t)l1 + 1;
+}
+
+/*
+ * Find and check the checksum line. It is the first line that starts with
+ * "checksum=" (no field is called that), it must be complete and the last
+ * thing in the text. Returns its offset, or -1.
+ */
+static ssize_t parse_checksum(const char *text, size_t len, size_t body,
+			      rb_err *err)
+{
+	const size_t klen = sizeof(CHECKSUM_KEY) - 1;
+	size_t p = body;
+	size_t ck, e, i;
+	uint64_t want = 0;
+	const char *nl;
+
+	for (;;) {
+		if (p >= len)
+			return rb_err_set(err, "torn record: no checksum line");
+		if (len - p >= klen && memcmp(text + p, CHECKSUM_KEY, klen) == 0)
+			break;
+		nl = memchr(text + p, '\n', len - p);
+		if (!nl)
+			return rb_err_set(err, "torn record: no checksum line");
+		p = (size_t)(nl - text) + 1;
+	}
+	ck = p;
+	nl = memchr(text + ck, '\n', len - ck);
+	if (!nl)
+		return rb_err_set(err, "torn record: checksum line incomplete");
+	e = (size_t)(nl - text);
+	if (e - ck != klen + CHECKSUM_HEX)
+		return rb_err_set(err, "malformed checksum line");
+	for (i = ck + klen; i < e; i++) {
+		char c = text[i];
+		unsigned d;
+
+		if (c >= '0' && c <= '9')
+			d = (unsigned)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			d = (unsigned)(c - 'a' + 10);
+		else
+			return rb_err_set(err, "malformed checksum line");
+		want = want << 4 | d;
+	}
+	if (e + 1 != len)
+		return rb_err_set(err, "%zu unexpected bytes after the checksum "
+				  "line", len - e - 1);
+	if (rb_checksum(text, ck) != want)
+		return rb_err_set(err, "checksum mismatch (record torn or "
+				  "edited by hand)");
+	return (ssize_t)ck;
+}
+
+int rb_record_parse(const char *text, size_t len, rb_record *rec, rb_err *err)
+{
+	rb_record *tmp = NULL;
+	ssize_t body, ck;
+	int rc = -1;
+
+	if (!text || len == 0) {
+		rb_err_set(err, "empty record");
+		goto fail;
+	}
+	if (len > RB_RECORD_TEXT_MAX) {
+		rb_err_set(err, "record of %zu bytes is larger than %d",
+			   len, RB_RECORD_TEXT_MAX);
+		goto fail;
+	}
+	if (memchr(text, '\0', len)) {
+		rb_err_set(err, "NUL byte at offset %zu",
+			   (size_t)((const char *)memchr(text, '\0', len) -
+				    text));
+		goto fail;
+	}
+	body = parse_version(text, len, err);
+	if (body < 0)
+		goto fail;
+	ck = parse_checksum(text, len, (size_t)body, err);
+	if (ck < 0)
+		goto fail;
+	/* Heap, not stack: a record is ~18 KiB and Slurm threads have small
+	 * stacks. */
+	tmp = calloc(1, sizeof(*tmp));
+	if (!tmp) {
+		rb_err_set(err, "out of memory");
+		goto fail;
+	}
+	if (parse_fields(text, (size_t)body, (size_t)ck, tmp, err) < 0)
+		goto fail;
+	memcpy(rec, tmp, sizeof(*rec));
+	rc = 0;
+fail:
+	free(tmp);
+	return rc;
+}
