@@ -360,8 +360,11 @@ void rb_ledger_close(rb_ledger *l)
  * Open-file-description locks are tried first: classic POSIX locks belong
  * to the process, so closing *any* fd of the log in this process (e.g.
  * rb_ledger_events on a job we hold locked) would silently drop the lock.
- * OFD locks conflict with classic ones and work over NFS like them; kernels
- * without them (EINVAL) get the classic F_SETLKW.
+ * OFD locks conflict with classic ones, so nodes using either exclude each
+ * other, and the Linux NFS client forwards them to the server like classic
+ * ones. Their one surprise: a child forked while the lock is held shares
+ * it until the child exits or execs (the fd is O_CLOEXEC); so do not fork
+ * a long-lived child while holding a job's lock.
  */
 static int lock_whole_file(int fd)
 {
@@ -377,8 +380,9 @@ static int lock_whole_file(int fd)
 		if (errno != EINTR)
 			break;
 	}
-	if (errno != EINVAL)
-		return -1;
+	/* Not supported here (old kernel: EINVAL; a file system that
+	 * refuses them): the classic lock; if that fails too, its errno is
+	 * the one reported. */
 	memset(&fl, 0, sizeof(fl));
 	fl.l_type = F_WRLCK;
 	fl.l_whence = SEEK_SET;
@@ -930,7 +934,8 @@ stopped:
 fail:
 	free(buf);
 	/* Safe for a job this process holds locked: the lock is an OFD lock
-	 * (see lock_whole_file), which closing another fd does not drop. */
+	 * (see lock_whole_file), which closing another fd does not drop; only
+	 * on a kernel without OFD locks would this close drop it. */
 	if (fd >= 0)
 		close(fd);
 	if (bucket_fd >= 0)

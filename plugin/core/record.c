@@ -94,6 +94,8 @@ static const field fields[] = {
 	I64("interruptions", budget.interruptions, 0),
 	I64("restore_failures_total", budget.restore_failures_total, 0),
 	I64("failures_total", budget.failures_total, 0),
+	TYPED("prev_end", budget.prev_end, F_END),
+	INT("prev_end_code", budget.prev_end_code, INT_MIN),
 	STR("checkpoint", budget.checkpoint),
 	I64("cur.attempt", budget.cur.attempt, -1),
 	TYPED("cur.phase", budget.cur.phase, F_PHASE),
@@ -119,6 +121,22 @@ static const field fields[] = {
 
 /* The parser tracks "seen" in one 64-bit mask. */
 _Static_assert(N_FIELDS <= 64, "too many record fields for the seen mask");
+
+/*
+ * Tripwire: a field added to rb_record, rb_budget, rb_attempt or rb_limits
+ * but not to fields[] above would be silently dropped by every write (the
+ * ledger would forget it between the prolog and the epilog). When one of
+ * these fails, add the new member to fields[] (and to fill_record in
+ * tests/unit/test_record.c), then update the size here. LP64 sizes only.
+ */
+#if defined(__LP64__)
+_Static_assert(sizeof(rb_limits) == 20, "rb_limits changed: update fields[]");
+_Static_assert(sizeof(rb_attempt) == 4160,
+	       "rb_attempt changed: update fields[]");
+_Static_assert(sizeof(rb_budget) == 8320, "rb_budget changed: update fields[]");
+_Static_assert(sizeof(rb_record) == 17576,
+	       "rb_record changed: update fields[]");
+#endif
 
 /* ---- checksum and escaping ---------------------------------------------- */
 

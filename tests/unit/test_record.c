@@ -50,6 +50,8 @@ static void fill_record(rb_record *r)
 	r->budget.interruptions = 9;
 	r->budget.restore_failures_total = 5;
 	r->budget.failures_total = 4;
+	r->budget.prev_end = RB_END_INTERRUPTED;
+	r->budget.prev_end_code = 137;
 	strcpy(r->budget.checkpoint, "/home/a/ck/checkpoint-7");
 	r->budget.cur.attempt = 7;
 	r->budget.cur.phase = RB_PHASE_RESTORING;
@@ -92,6 +94,8 @@ static void assert_record_equal(const rb_record *a, const rb_record *b)
 	assert_true(a->budget.restore_failures_total ==
 		    b->budget.restore_failures_total);
 	assert_true(a->budget.failures_total == b->budget.failures_total);
+	assert_int_equal(a->budget.prev_end, b->budget.prev_end);
+	assert_int_equal(a->budget.prev_end_code, b->budget.prev_end_code);
 	assert_string_equal(a->budget.checkpoint, b->budget.checkpoint);
 	assert_true(x->attempt == y->attempt);
 	assert_int_equal(x->phase, y->phase);
