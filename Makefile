@@ -76,11 +76,14 @@ $(CLI): $(CLI_OBJ) $(CORE_OBJ)
 # Each unit test links the whole core (small, pure) and its own driver.
 $(BUILD)/unit/%: tests/unit/%.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) $(LDFLAGS_ALL) $(LIBS_TEST)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) $(LDFLAGS_ALL) -rdynamic $(LIBS_TEST)
 $(BUILD)/unit-san/%: tests/unit/%.c $(SAN_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(SAN_CFLAGS) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(SAN_OBJ) \
-		$(SAN_FLAGS) $(LIBS_TEST)
+		$(SAN_FLAGS) -rdynamic $(LIBS_TEST)
+
+# test_exports dlopens the built plugin.
+$(BUILD)/unit/test_exports $(BUILD)/unit-san/test_exports: $(PLUGIN)
 
 unit: $(UNIT_BIN)
 	@tests/unit/run.sh plain $(UNIT_BIN)

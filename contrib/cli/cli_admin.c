@@ -92,9 +92,11 @@ int cli_cmd_grant(cli_ctx *ctx, uint32_t job_id, int failures)
 	if (rec->budget.exhausted &&
 	    !rb_engine_is_exhausted(&rec->budget, &rec->budget.cur.limits))
 		printf("job %" PRIu32 ": attempt %" PRId64 " was refused; "
-		       "requeue the job (scontrol requeue %" PRIu32 ") to run "
-		       "it with the new budget\n",
-		       job_id, rec->budget.cur.attempt, job_id);
+		       "requeue the job (scontrol requeue %" PRIu32 "), or "
+		       "release it if on_exhausted = \"hold\" held it "
+		       "(scontrol release %" PRIu32 "), to run it with the new "
+		       "budget\n",
+		       job_id, rec->budget.cur.attempt, job_id, job_id);
 	rc = fflush(stdout) == 0 ? CLI_OK : CLI_EDATA;
 out:
 	free(rec);
