@@ -175,5 +175,7 @@ int cli_cmd_list(cli_ctx *ctx, const cli_list_opts *opts);
 int cli_cmd_check_config(cli_ctx *ctx, const char *file);
 int cli_cmd_grant(cli_ctx *ctx, uint32_t job_id, int failures);
 int cli_cmd_gc(cli_ctx *ctx, long long days, bool dry_run, bool force);
+/* Prometheus text format on stdout, or atomically into output (cli_metrics.c). */
+int cli_cmd_metrics(cli_ctx *ctx, const char *output);
 
 #endif

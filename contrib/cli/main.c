@@ -36,6 +36,10 @@ static const char usage_text[] =
 "                           directories) of jobs not updated for DAYS days;\n"
 "                           a job whose attempt has no end on record is kept\n"
 "                           unless --force\n"
+"  metrics [--output FILE]  Prometheus metrics (node_exporter textfile format):\n"
+"                           jobs tracked and exhausted, interruption, restore\n"
+"                           failure and failure totals, corrupt records;\n"
+"                           --output replaces FILE atomically\n"
 "\n"
 "Options:\n"
 "  --config FILE   the plugin's config file (default: $RESTORE_BUDGET_CONFIG,\n"
@@ -60,6 +64,7 @@ typedef enum {
 	CMD_CHECK_CONFIG,
 	CMD_GRANT,
 	CMD_GC,
+	CMD_METRICS,
 	CMD_HELP,
 } command;
 
@@ -79,13 +84,14 @@ static const struct {
 	{ "check-config", CMD_CHECK_CONFIG, 0, 1 },
 	{ "grant", CMD_GRANT, 1, 1 },
 	{ "gc", CMD_GC, 0, 0 },
+	{ "metrics", CMD_METRICS, 0, 0 },
 	{ "help", CMD_HELP, 0, 0 },
 };
 
 typedef enum {
 	OPT_CONFIG, OPT_CLUSTER, OPT_JSON, OPT_HELP, OPT_VERSION, OPT_USER,
 	OPT_STATE, OPT_EXHAUSTED, OPT_FAILURES, OPT_OLDER_THAN, OPT_DRY_RUN,
-	OPT_FORCE, OPT_COUNT,
+	OPT_FORCE, OPT_OUTPUT, OPT_COUNT,
 } opt_id;
 
 static const struct {
@@ -105,6 +111,7 @@ static const struct {
 	[OPT_OLDER_THAN] = { "older-than", true, C(CMD_GC) },
 	[OPT_DRY_RUN] = { "dry-run", false, C(CMD_GC) },
 	[OPT_FORCE] = { "force", false, C(CMD_GC) },
+	[OPT_OUTPUT] = { "output", true, C(CMD_METRICS) },
 };
 
 typedef struct {
@@ -309,6 +316,9 @@ static int dispatch(cli_ctx *ctx, const cli_args *a)
 					   "number of days (0..100000)",
 					   safe_arg(a->value[OPT_OLDER_THAN]));
 	}
+	if (a->cmd == CMD_METRICS && a->set[OPT_OUTPUT] &&
+	    !a->value[OPT_OUTPUT][0])
+		return usage_error("%s", "--output needs a file name");
 	if (a->cmd == CMD_CHECK_CONFIG)
 		return cli_cmd_check_config(ctx, a->nargs ? a->args[0] : NULL);
 
@@ -325,6 +335,8 @@ static int dispatch(cli_ctx *ctx, const cli_args *a)
 		return cli_cmd_grant(ctx, job_id, (int)n);
 	case CMD_GC:
 		return cli_cmd_gc(ctx, n, a->set[OPT_DRY_RUN], a->set[OPT_FORCE]);
+	case CMD_METRICS:
+		return cli_cmd_metrics(ctx, a->value[OPT_OUTPUT]);
 	default:
 		return usage_error("%s", "no command given");
 	}

@@ -111,7 +111,12 @@ static const char *option_name(int val)
 	return "?";
 }
 
-/* Checks the syntax only; safe to call twice ("Slurm can call us twice"). */
+/* The values sbatch was given: spank_option_getopt does not work in the
+ * allocator's init_post_opt, so the option callbacks keep them. */
+static rb_overrides submitted;
+static bool submitted_any;
+
+/* Checks the syntax; safe to call twice ("Slurm can call us twice"). */
 static int option_cb(int val, const char *optarg, int remote)
 {
 	rb_overrides scratch = { 0 };
@@ -128,6 +133,10 @@ static int option_cb(int val, const char *optarg, int remote)
 	if (rb_options_parse(&scratch, option_name(val), optarg, &err) < 0) {
 		slurm_error(RB_PREFIX "%s", err.msg);
 		return -1;
+	}
+	if (!remote) {
+		rb_options_parse(&submitted, option_name(val), optarg, &err);
+		submitted_any = true;
 	}
 	return 0;
 }
@@ -332,20 +341,18 @@ static void hold_exhausted(uint32_t job_id, const char *reason)
 /* --- sbatch ---------------------------------------------------------------------- */
 
 /* Refusing at submission is kinder than clamping at run time. */
-static int allocator_check_caps(spank_t sp)
+static int allocator_check_caps(void)
 {
-	rb_overrides job;
-	char dir[RB_PATH_MAX];
 	rb_config *cfg;
 	rb_err err;
 	int rc = 0;
 
-	if (!read_options(sp, &job, dir, sizeof(dir)))
+	if (!submitted_any)
 		return 0;
 	cfg = load_config(&err);
 	if (!cfg)
 		return 0; /* unreadable here: clamped at run time instead */
-	if (rb_config_check_caps(cfg, &job, &err) < 0) {
+	if (rb_config_check_caps(cfg, &submitted, &err) < 0) {
 		slurm_error(RB_PREFIX "%s", err.msg);
 		rc = -1;
 	}
@@ -686,7 +693,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
 	enter(ac, av);
 	if (spank_context() == S_CTX_ALLOCATOR)
-		return allocator_check_caps(sp);
+		return allocator_check_caps();
 	return 0;
 }
 

@@ -410,5 +410,8 @@ run "$CLI" gc --older-than 0 --dry-run
 expect "gc keeps a corrupt record and exits 1" 1 '2>job 107: .*\(kept\)' \
 	'kept 1 unreadable' '!job 107'
 
+# ---- metrics (its own cluster in the same state_dir) ------------------------------
+. tests/cli/metrics.sh
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]
