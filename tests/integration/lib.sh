@@ -209,3 +209,253 @@ preempt() {
 node_drained() {
     timeout 10 sinfo -h -N -o %T 2>/dev/null | grep -Eq 'drain|down|fail'
 }
+
+# =========================================================================
+# Helpers for the integration suite (tests/integration/test_*.sh, run.sh).
+# Appended; the functions above keep their behaviour.
+# =========================================================================
+#
+#   rb_cluster_up 'max_failures = 1; restore_retry_num = 2;'
+#       like cluster_up, with the plugin loaded (config=$RB_CONF).  The config
+#       and the ledger live in the cluster dir: $RB_CONF (0644) and $RB_STATE
+#       (root 0755); state_dir is prepended unless the text sets it.
+#   rb_write_config TEXT     rewrite $RB_CONF atomically (same rule)
+#   rec_get JOB KEY          a key of the job's ledger record
+#   ev_get JOB KIND N KEY    a key of the event line kind=KIND attempt=N
+#   out_var FILE N VAR       VAR as printed by attempt N of a trial (exit 1
+#                            if attempt N printed no such variable)
+#   expect DESC GOT WANT     pass if GOT == WANT, else fail showing both
+#   rb_final_checks          the checks every test ends with
+#   measure KEY=VALUE...     a line run.sh collects into its report
+#
+# Knobs set by run.sh: RB_PLUGIN_SO (a private copy of the plugin, so a
+# rebuild during the run cannot change it), RB_CLUSTER_REGISTRY (a file each
+# started cluster dir is appended to, so run.sh can stop leftovers),
+# RB_NODESTATE_FILE (the node states are written there just before the
+# cluster stops: run.sh's own final drain check).
+
+RB_PLUGIN_SO=${RB_PLUGIN_SO:-$RB_ROOT/build/restore_budget.so}
+RB_CLUSTER_NAME_USED=${RB_CLUSTER_NAME:-rbtest}
+RB_TEST_NAME=${RB_TEST_NAME:-$(basename "$0" .sh)}
+RB_CONF=${RB_CONF:-}
+RB_STATE=${RB_STATE:-}
+
+# _rb_exit_snapshot - record the node states for run.sh (from the EXIT hook,
+# while the cluster still runs).
+_rb_exit_snapshot() {
+    [[ -n ${RB_NODESTATE_FILE:-} && -n ${SLURM_CONF:-} ]] || return 0
+    {
+        printf '# %s %s\n' "$RB_TEST_NAME" "${RB_CLUSTER_DIR:-}"
+        timeout 10 sinfo -h -N -o '%N %T %E' 2>&1 || echo "sinfo failed"
+    } >>"$RB_NODESTATE_FILE"
+}
+
+# rb_write_config TEXT - write $RB_CONF atomically (temp + rename).
+rb_write_config() {
+    local text=$1 tmp
+    tmp=$(mktemp "$RB_CONF.XXXXXX") || return 1
+    {
+        printf '# written by %s at %s\n' "$RB_TEST_NAME" "$(date +%T.%N)"
+        grep -q '^[[:space:]]*state_dir' <<<"$text" ||
+            printf 'state_dir = "%s";\n' "$RB_STATE"
+        printf '%s\n' "$text"
+    } >"$tmp" && chmod 644 "$tmp" && mv -f "$tmp" "$RB_CONF"
+}
+
+# rb_cluster_up CONFIG_TEXT - cluster_up with the plugin and its own config.
+rb_cluster_up() {
+    [[ $(id -u) == 0 ]] || { echo "integration tests need root" >&2; return 1; }
+    [[ -r $RB_PLUGIN_SO ]] || { echo "no plugin at $RB_PLUGIN_SO (make build/restore_budget.so)" >&2; return 1; }
+    RB_CLUSTER_DIR=$(mktemp -d /tmp/rbcluster.XXXXXX) || return 1
+    chmod 755 "$RB_CLUSTER_DIR"
+    export RB_CLUSTER_DIR
+    [[ -n ${RB_CLUSTER_REGISTRY:-} ]] && printf '%s\n' "$RB_CLUSTER_DIR" >>"$RB_CLUSTER_REGISTRY"
+    trap _rb_on_exit EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM HUP
+    RB_EXIT_HOOK="_rb_exit_snapshot${RB_EXIT_HOOK:+; $RB_EXIT_HOOK}"
+    mkdir -p "$RB_CLUSTER_DIR/rb/state" && chmod 755 "$RB_CLUSTER_DIR/rb" "$RB_CLUSTER_DIR/rb/state" || return 1
+    RB_CONF=$RB_CLUSTER_DIR/rb/restore_budget.conf
+    RB_STATE=$RB_CLUSTER_DIR/rb/state
+    rb_write_config "${1:-}" || return 1
+    local t0; t0=$(rb_now)
+    RB_TEST_USER=$RB_USER "$RB_CLUSTER_SH" start "$RB_CLUSTER_DIR" \
+        "required $RB_PLUGIN_SO config=$RB_CONF" || return 1
+    export SLURM_CONF=$RB_CLUSTER_DIR/slurm.conf
+    rb_log "cluster up in $(rb_since "$t0")s: $RB_CLUSTER_DIR (config $RB_CONF)"
+    rb_workdir default >/dev/null
+}
+
+# ---- ledger ----------------------------------------------------------------
+rb_rec_path() { printf '%s/%s/%03u/%s.rec\n' "$RB_STATE" "$RB_CLUSTER_NAME_USED" $(($1 % 1000)) "$1"; }
+rb_evlog_path() { printf '%s/%s/%03u/%s.log\n' "$RB_STATE" "$RB_CLUSTER_NAME_USED" $(($1 % 1000)) "$1"; }
+rb_ack_path_of() { printf '%s/%s/ack/%s/attempt-%s\n' "$RB_STATE" "$RB_CLUSTER_NAME_USED" "$1" "$2"; }
+
+# rec_get JOB KEY - value of KEY in the job's record ("" if absent).
+rec_get() { sed -n "s/^$2=//p" "$(rb_rec_path "$1")" 2>/dev/null | head -n 1; }
+
+# ev_lines JOB KIND [N] - the event lines of one kind (and attempt).
+ev_lines() {
+    local f; f=$(rb_evlog_path "$1")
+    [[ -r $f ]] || return 0
+    if [[ -n ${3:-} ]]; then grep -E " kind=$2 attempt=$3( |$)" "$f"
+    else grep -E " kind=$2 " "$f"; fi
+}
+
+# ev_get JOB KIND N KEY - value of KEY in the first kind=KIND attempt=N line.
+ev_get() {
+    ev_lines "$1" "$2" "$3" | head -n 1 | tr ' ' '\n' | sed -n "s/^$4=//p" | head -n 1
+}
+
+# ev_count JOB ERE - number of event lines matching ERE.
+ev_count() {
+    local f; f=$(rb_evlog_path "$1")
+    [[ -r $f ]] || { echo 0; return 0; }
+    grep -cE -- "$2" "$f"
+}
+
+# ---- job output (trial.sh and tests/integration/jobs/*.sh format) -----------
+# out_var FILE N VAR - the value attempt N printed for VAR ("trial:   VAR=v").
+out_var() {
+    awk -v n="$2" -v v="$3" '
+        BEGIN { a = -1; p = "trial:   " v "=" }
+        /^trial\[[0-9]+\.[0-9]+\]: start / {
+            s = $0; sub(/^trial\[[0-9]+\./, "", s); sub(/\].*/, "", s); a = s + 0; next }
+        a == n + 0 && index($0, p) == 1 { print substr($0, length(p) + 1); found = 1; exit }
+        END { exit found ? 0 : 1 }' "$1" 2>/dev/null
+}
+
+# out_attempts FILE - attempt numbers that printed a start line, one a line.
+out_attempts() {
+    sed -n 's/^trial\[[0-9]*\.\([0-9]*\)\]: start .*/\1/p' "$1" 2>/dev/null
+}
+
+# wait_grep FILE ERE TIMEOUT - wait until FILE has a line matching ERE.
+wait_grep() {
+    local f=$1 re=$2 tmo=${3:-30} t0=$SECONDS
+    while ! grep -qE -- "$re" "$f" 2>/dev/null; do
+        if ((SECONDS - t0 >= tmo)); then
+            echo "wait_grep: no line matching '$re' in $f after ${tmo}s" >&2
+            return 1
+        fi
+        sleep 0.2
+    done
+}
+
+# wait_ev JOB ERE TIMEOUT - wait for a matching line in the job's event log.
+wait_ev() { wait_grep "$(rb_evlog_path "$1")" "$2" "${3:-30}"; }
+
+# wait_job_gone_from_node JOB TIMEOUT - wait until JOB has no COMPLETING flag
+# and is not RUNNING (its processes are gone).
+wait_not_running() {
+    local job=$1 tmo=${2:-30} t0=$SECONDS s
+    while :; do
+        s=$(timeout 10 squeue -h -j "$job" -o '%T' 2>/dev/null)
+        [[ $s != RUNNING && $s != COMPLETING && $s != *COMPLETING* ]] && return 0
+        if ((SECONDS - t0 >= tmo)); then
+            echo "wait_not_running: job $job still '$s' after ${tmo}s" >&2
+            return 1
+        fi
+        sleep 0.2
+    done
+}
+
+# ---- results ------------------------------------------------------------------
+# expect DESC GOT WANT - pass if GOT equals WANT (strings), else fail with both.
+expect() {
+    if [[ "$2" == "$3" ]]; then pass "$1"
+    else fail "$1 (got '$2', want '$3')"; fi
+}
+
+# expect_match DESC TEXT ERE
+expect_match() {
+    if [[ $2 =~ $3 ]]; then pass "$1"
+    else fail "$1 ('${2:0:300}' does not match /$3/)"; fi
+}
+
+# measure KEY=VALUE... - one "measure:" line for run.sh's report.
+measure() { printf 'measure: %s %s\n' "$RB_TEST_NAME" "$*"; }
+
+# ---- daemons and nodes ----------------------------------------------------------
+# rb_daemon_pid NAME - pid of this cluster's daemon NAME (slurmd, slurmctld)
+# if it runs, else fail.
+rb_daemon_pid() {
+    local pid
+    pid=$( { tr -dc '0-9' <"$RB_CLUSTER_DIR/run/$1.pid"; } 2>/dev/null)
+    [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null &&
+        tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$RB_CLUSTER_DIR/" || return 1
+    printf '%s\n' "$pid"
+}
+
+# rb_nodes_ok - 0 if sinfo answers with at least one node and none is
+# drained, draining, down or failing (node_drained alone also "passes" when
+# sinfo does not answer).
+rb_nodes_ok() {
+    local s
+    s=$(timeout 10 sinfo -h -N -o '%T' 2>/dev/null) || return 1
+    [[ -n $s ]] || return 1
+    ! grep -Eq 'drain|down|fail' <<<"$s"
+}
+
+# rb_restart_slurmd - stop this cluster's slurmd (TERM, by pid) and start it
+# again with the same command line cluster.sh uses; wait until it is ready.
+rb_restart_slurmd() {
+    local pid i
+    pid=$(rb_daemon_pid slurmd) || { echo "rb_restart_slurmd: slurmd not running" >&2; return 1; }
+    kill -TERM "$pid"
+    for ((i = 0; i < 150; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid" 2>/dev/null && { echo "rb_restart_slurmd: slurmd $pid did not stop" >&2; return 1; }
+    env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
+        slurmd -f "$RB_CLUSTER_DIR/slurm.conf" || return 1
+    for ((i = 0; i < 300; i++)); do
+        rb_daemon_pid slurmd >/dev/null &&
+            [[ $(timeout 10 sinfo -h -N -o %T 2>/dev/null | sort -u) == idle ]] && return 0
+        sleep 0.1
+    done
+    echo "rb_restart_slurmd: slurmd not back after 30s" >&2
+    return 1
+}
+
+# rb_final_checks - every test ends with these.  RB_EXPECT_PLUGIN_ERRORS=1
+# skips the "no plugin error in slurmd.log" check (tests that cause errors).
+rb_final_checks() {
+    check "no node drained, down or failing (sinfo: $(timeout 10 sinfo -h -N -o '%N:%T' 2>/dev/null | tr '\n' ' '))" rb_nodes_ok
+    checkq "slurmd still running" rb_daemon_pid slurmd
+    checkq "slurmctld still running" rb_daemon_pid slurmctld
+    if [[ ${RB_EXPECT_PLUGIN_ERRORS:-0} != 1 ]]; then
+        local errs
+        errs=$(grep -E 'error: .*restore_budget: ' "$RB_CLUSTER_DIR"/log/slurmd.log 2>/dev/null | head -n 5)
+        expect "no restore_budget error in slurmd.log" "$errs" ""
+    fi
+    local drains
+    drains=$(grep -iE 'drain|Prolog error|Epilog error|launch_failed' "$RB_CLUSTER_DIR"/log/slurmctld.log 2>/dev/null | head -n 3)
+    expect "no drain/prolog/epilog failure in slurmctld.log" "$drains" ""
+}
+
+# ckpt_snapshot DIR - listing (full-iso times, without the '..' line) and the
+# sha256 of every file, to prove nothing in DIR changed.
+ckpt_snapshot() {
+    (cd "$1" 2>/dev/null || exit 1
+     ls -la --time-style=full-iso . | grep -v ' \.\.$'
+     find . -type f -print0 | sort -z | xargs -0r sha256sum)
+}
+
+# checkq DESC CMD... - check, with CMD's stdout discarded (stderr kept: the
+# waits explain there why they gave up).
+checkq() { local d=$1; shift; if "$@" >/dev/null; then pass "$d"; else fail "$d"; fi; }
+
+# check_attempts_recorded JOB LAST [TAG] - the ledger has a start event for
+# every attempt 0..LAST (the job_prolog ran and charged each of them).  On
+# failure it says how often slurmd logged "reissued job credential" for the
+# job: such a rerun can start with no job_prolog at all (see the top).
+check_attempts_recorded() {
+    local j=$1 last=$2 tag=${3:-job $1} n missing=()
+    for ((n = 0; n <= last; n++)); do
+        [[ -n $(ev_lines "$j" start "$n") ]] || missing+=("$n")
+    done
+    if [[ ${#missing[@]} -eq 0 ]]; then
+        pass "$tag: the ledger recorded the start of every attempt 0..$last"
+    else
+        fail "$tag: no start event for attempt(s) ${missing[*]} (no job_prolog? slurmd.log has $(grep -c "reissued job credential for job $j\$" "$RB_CLUSTER_DIR/log/slurmd.log" 2>/dev/null) 'reissued job credential for job $j')"
+    fi
+}
