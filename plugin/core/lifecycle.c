@@ -478,6 +478,18 @@ int rb_lifecycle_read(const rb_config *cfg, const char *cluster,
 	rb_ledger *l;
 	int rc;
 
+	/* An unusable state_dir is an error even before any job of this
+	 * cluster was recorded (the caller's on_error needs the reason). */
+	if (lstat(cfg->state_dir, &st) < 0)
+		return rb_err_set(err, "state_dir %s: %s", cfg->state_dir,
+				  strerror(errno));
+	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return rb_err_set(err, "state_dir %s is owned by uid %u with "
+				  "mode %04o; it must be a directory owned by "
+				  "root and not writable by group or others",
+				  cfg->state_dir, (unsigned)st.st_uid,
+				  (unsigned)(st.st_mode & 07777));
 	/* No job of this cluster was ever recorded: not an error. */
 	snprintf(path, sizeof(path), "%s/%s", cfg->state_dir, cluster);
 	if (lstat(path, &st) < 0 && errno == ENOENT) {

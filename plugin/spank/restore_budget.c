@@ -16,6 +16,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -541,6 +542,99 @@ static void refuse_message(const rb_config *cfg, const rb_record *rec)
 		 b->checkpoint[0] ? b->checkpoint : "(none)", step.job_id);
 }
 
+/* A line for the job's stderr, printed by task_init (the job's own fd 2). */
+static void add_warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void add_warning(const char *fmt, ...)
+{
+	size_t used = strlen(step.warning);
+	int n;
+	va_list ap;
+
+	n = snprintf(step.warning + used, sizeof(step.warning) - used, "%s",
+		     RB_PREFIX);
+	if (n < 0 || (size_t)n >= sizeof(step.warning) - used)
+		return;
+	used += (size_t)n;
+	va_start(ap, fmt);
+	n = vsnprintf(step.warning + used, sizeof(step.warning) - used, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(step.warning) - used - 1)
+		return;
+	strcat(step.warning, "\n");
+}
+
+/* The job's restart count according to the controller, or -1. */
+static int64_t controller_restart_count(uint32_t job_id)
+{
+	free_job_fn free_fn;
+	job_info_msg_t *msg = controller_job(job_id, &free_fn);
+	int64_t count;
+
+	if (!msg)
+		return -1;
+	count = msg->job_array[0].restart_cnt;
+	free_fn(msg);
+	return count;
+}
+
+/*
+ * Slurm may relaunch a requeued job with no prolog at all (seen on 22.05
+ * when the previous attempt was killed while its prolog ran and slurmd still
+ * caches the credential). The sign: the recorded attempt already ended.
+ * Record and charge the new attempt here, as its prolog would have. The
+ * ledger is written only as root: user_init runs with uid 0 and the job
+ * user's euid, so root is taken back for the write and given up after.
+ */
+static int catch_up_start(const rb_config *cfg, rb_record *rec,
+			  const rb_overrides *opts, const char *ckpt_dir)
+{
+	uid_t euid = geteuid();
+	gid_t egid = getegid();
+	int64_t count = controller_restart_count(step.job_id);
+	rb_job_info job = { 0 };
+	rb_start_result res;
+	rb_err err;
+	int rc = -1;
+
+	job.cluster = rec->cluster;
+	job.job_id = rec->job_id;
+	job.attempt = count > rec->budget.cur.attempt ? count :
+						      rec->budget.cur.attempt + 1;
+	job.uid = rec->uid;
+	job.gid = rec->gid;
+	job.user = rec->user;
+	job.partition = rec->partition[0] ? rec->partition : NULL;
+	job.account = rec->account[0] ? rec->account : NULL;
+	job.work_dir = rec->work_dir;
+	job.checkpoint_dir = ckpt_dir[0] ? ckpt_dir : NULL;
+	job.options = *opts;
+	job.now = time(NULL);
+
+	if (seteuid(0) < 0 || setegid(0) < 0) {
+		rb_log(RB_LOG_ERROR, "job %u: cannot record attempt %" PRId64 " started without a prolog: %s",
+		       step.job_id, job.attempt, strerror(errno));
+		goto restore;
+	}
+	if (rb_lifecycle_start(cfg, &job, &res, &err) < 0)
+		rb_log(RB_LOG_ERROR, "job %u attempt %" PRId64 " (no prolog): %s",
+		       step.job_id, job.attempt, err.msg);
+	else
+		rc = 0;
+restore:
+	if (setegid(egid) < 0 || seteuid(euid) < 0) {
+		/* never run the job's checkpoint lookup as root */
+		rb_log(RB_LOG_ERROR, "job %u: cannot drop back to uid %u: %s",
+		       step.job_id, (unsigned)euid, strerror(errno));
+		return -2;
+	}
+	if (rc == 0) {
+		rb_log(RB_LOG_INFO, "job %u attempt %" PRId64 " started without a prolog: %s",
+		       step.job_id, job.attempt, res.reason);
+		rc = rb_lifecycle_read(cfg, rec->cluster, rec->job_id, rec, &err);
+	}
+	return rc;
+}
+
 /* Internal error in the batch step: on_error decides. */
 static void step_error(const rb_config *cfg, const char *what)
 {
@@ -598,7 +692,28 @@ static void batch_user_init(spank_t sp)
 					 err.msg);
 		goto out;
 	}
+	if (rec.budget.cur.end != RB_END_NONE &&
+	    catch_up_start(cfg, &rec, &opts, ckpt_dir) == -2)
+		goto out; /* could not give up root: export nothing */
 	step.attempt = rec.budget.cur.attempt;
+	{
+		/* The same resolution the prolog made: tell the job what was
+		 * clamped (DESIGN.md sec. 4: "a warning in the job's stderr"). */
+		char part[RB_NAME_MAX] = "", acct[RB_NAME_MAX] = "";
+		char warn[RB_ERR_MAX] = "";
+		rb_limits lim;
+
+		if (spank_getenv(sp, "SLURM_JOB_PARTITION", part,
+				 sizeof(part)) != ESPANK_SUCCESS)
+			part[0] = '\0';
+		if (spank_getenv(sp, "SLURM_JOB_ACCOUNT", acct,
+				 sizeof(acct)) != ESPANK_SUCCESS)
+			acct[0] = '\0';
+		if (rb_config_resolve(cfg, part[0] ? part : NULL,
+				      acct[0] ? acct : NULL, &opts, &lim, warn,
+				      sizeof(warn)) > 0)
+			add_warning("%s", warn);
+	}
 	if (rec.budget.cur.refused) {
 		step.refuse = true;
 		refuse_message(cfg, &rec);
@@ -611,9 +726,8 @@ static void batch_user_init(spank_t sp)
 		/* A directory the job has not created yet is no news, unless
 		 * a checkpoint was already found in it once. */
 		if (rc < 0 && !(errno == ENOENT && !rec.budget.checkpoint[0])) {
-			snprintf(step.warning, sizeof(step.warning),
-				 RB_PREFIX "%s; handing out the last known checkpoint\n",
-				 err.msg);
+			add_warning("%s; handing out the last known checkpoint",
+				    err.msg);
 		}
 		if (rc < 0)
 			found[0] = '\0';

@@ -1,0 +1,80 @@
+#!/bin/bash
+# rbjob.sh - contrib/jobs/trial.sh with two more test knobs; it prints the
+# same lines, so the suite's parsers (out_var, out_attempts) read both.
+#
+#SBATCH --job-name=rbjob
+#SBATCH --requeue
+#SBATCH --open-mode=append
+#SBATCH --output=trial-%j.out
+#SBATCH --ntasks=1
+#SBATCH --cpus-per-task=1
+#
+# Knobs (environment):
+#   TRIAL_STEPS=10, TRIAL_CKPT_EVERY=1, TRIAL_DIR=$PWD/ckpt   as in trial.sh
+#   TRIAL_HOLD_ACK=FILE     when restoring: after reading the checkpoint, wait
+#                           while FILE exists before acknowledging (the test
+#                           removes FILE to let the restore finish; until then
+#                           the attempt stays RESTORING)
+#   TRIAL_SELF_REQUEUE="0 1"  in these attempts, after TRIAL_REQUEUE_AFTER (2)
+#                           checkpoints, run `scontrol requeue $SLURM_JOB_ID`
+#                           as the job's user, then wait to be killed
+
+set -u
+STEPS=${TRIAL_STEPS:-10}
+CKPT_EVERY=${TRIAL_CKPT_EVERY:-1}
+DIR=${TRIAL_DIR:-$PWD/ckpt}
+ATTEMPT=${SLURM_RESTART_COUNT:-0}
+
+log() { printf 'trial[%s.%s]: %s\n' "${SLURM_JOB_ID:-nojob}" "$ATTEMPT" "$*"; }
+
+log "start on $(hostname -s) at $(date +%T) as $(id -un), SLURM_RESTART_COUNT=${SLURM_RESTART_COUNT:-<unset>}"
+env | grep '^RESTORE_BUDGET_' | sort | sed 's/^/trial:   /'
+
+step=0
+trap 'log "got SIGTERM at step $step"; trap - TERM; kill -TERM $$' TERM
+mkdir -p "$DIR" || exit 1
+
+ckpt=${RESTORE_BUDGET_CHECKPOINT:-}
+if [[ -n $ckpt ]]; then
+    log "restoring from $ckpt"
+    if ! read -r step <"$ckpt" || [[ ! $step =~ ^[0-9]+$ ]]; then
+        log "cannot read a step number from $ckpt: restore failed"
+        exit 42
+    fi
+    if [[ -n ${TRIAL_HOLD_ACK:-} && -e ${TRIAL_HOLD_ACK} ]]; then
+        log "holding the acknowledgement while $TRIAL_HOLD_ACK exists"
+        while [[ -e $TRIAL_HOLD_ACK ]]; do sleep 0.2 & wait $!; done
+    fi
+    log "restored step $step"
+    if [[ -n ${RESTORE_BUDGET_ACK_FILE:-} ]]; then
+        touch "$RESTORE_BUDGET_ACK_FILE" && log "acknowledged restore ($RESTORE_BUDGET_ACK_FILE)"
+    fi
+else
+    log "no checkpoint to restore: starting fresh"
+fi
+
+done_here=0
+while ((step < STEPS)); do
+    sleep "$CKPT_EVERY" & wait $!
+    step=$((step + 1))
+    printf '%s\n' "$step" >"$DIR/checkpoint-$step.tmp" &&
+        mv -f "$DIR/checkpoint-$step.tmp" "$DIR/checkpoint-$step" || exit 1
+    ln -sfn "checkpoint-$step" "$DIR/latest.tmp" &&
+        mv -T "$DIR/latest.tmp" "$DIR/latest" || exit 1
+    log "checkpoint step $step"
+    done_here=$((done_here + 1))
+    if ((done_here == ${TRIAL_REQUEUE_AFTER:-2})) && [[ " ${TRIAL_SELF_REQUEUE:-} " == *" $ATTEMPT "* ]]; then
+        # Logged first: the requeue's SIGTERM may arrive before scontrol returns.
+        log "requesting self-requeue"
+        if msg=$(scontrol requeue "$SLURM_JOB_ID" 2>&1); then
+            log "self-requeue accepted"
+            while :; do sleep 1 & wait $!; done
+        else
+            log "self-requeue refused: $msg"
+            exit 3
+        fi
+    fi
+done
+
+log "done: $STEPS steps"
+exit 0
