@@ -1,0 +1,43 @@
+# mk/bench.mk - `make bench`: performance numbers, no time assertions.
+#
+#   make bench                       everything: event cost (tmpfs, disk), scale,
+#                                    CLI over 100k records, memory, end to end
+#   make bench BENCH_RECORDS="10 10000"  BENCH_E2E_RUNS=0   a quick run
+#
+# Results: build/bench/results.md (Markdown) and build/bench/*.log (raw).
+# Knobs (environment or make variables):
+#   BENCH_EVENTS       events per measurement                   (10000)
+#   BENCH_RECORDS      job records already in state_dir         (10 10000 100000 1000000)
+#   BENCH_FS           where: tmpfs and/or disk                 (tmpfs disk)
+#   BENCH_DISK_DIR     parent dir on disk                       (/var/tmp)
+#   BENCH_RSS_EVENTS   events of the memory run                 (100000)
+#   BENCH_VALGRIND_EVENTS  events under valgrind                (300)
+#   BENCH_CLI_RECORDS  records for `list` / `gc --dry-run`      (100000)
+#   BENCH_E2E_RUNS     runs per variant on the private cluster  (30; 0 = skip)
+#   BENCH_OUT          where results go                         (build/bench)
+
+BENCH_EVENTS          ?= 10000
+BENCH_RECORDS         ?= 10 10000 100000 1000000
+BENCH_FS              ?= tmpfs disk
+BENCH_DISK_DIR        ?= /var/tmp
+BENCH_RSS_EVENTS      ?= 100000
+BENCH_VALGRIND_EVENTS ?= 300
+BENCH_CLI_RECORDS     ?= 100000
+BENCH_E2E_RUNS        ?= 30
+BENCH_OUT             ?= $(BUILD)/bench
+
+BENCH_BIN := $(BUILD)/bench/bench_events
+
+$(BENCH_BIN): tests/bench/bench_events.c $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) $(LDFLAGS_ALL) $(LIBS_CORE)
+
+.PHONY: bench bench-events bench-e2e
+bench: $(BENCH_BIN) $(CLI) $(PLUGIN)
+	BENCH_BIN=$(BENCH_BIN) BENCH_CLI=$(CLI) BENCH_PLUGIN=$(PLUGIN) \
+	BENCH_OUT=$(BENCH_OUT) BENCH_EVENTS="$(BENCH_EVENTS)" \
+	BENCH_RECORDS="$(BENCH_RECORDS)" BENCH_FS="$(BENCH_FS)" \
+	BENCH_DISK_DIR="$(BENCH_DISK_DIR)" BENCH_RSS_EVENTS="$(BENCH_RSS_EVENTS)" \
+	BENCH_VALGRIND_EVENTS="$(BENCH_VALGRIND_EVENTS)" \
+	BENCH_CLI_RECORDS="$(BENCH_CLI_RECORDS)" BENCH_E2E_RUNS="$(BENCH_E2E_RUNS)" \
+	tests/bench/run.sh

@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# tests/bench/e2e.sh - end-to-end cost of the plugin on a private cluster.
+#
+# One cluster (tests/integration/lib.sh rb_cluster_up, the plugin with its own
+# config and state_dir). plugstack.conf is switched between two variants
+# before every run - slurmstepd (prolog, batch step, srun steps, epilog) and
+# the clients (sbatch, srun) read it afresh each time, so both variants share
+# the same daemons, caches and node:
+#   without   an empty plugstack.conf
+#   with      "required restore_budget.so config=..."
+# Runs are interleaved in ABBA order (A B, B A, A B, ...). Per run:
+#   job_start   sbatch -> the batch script's first line (both timestamps
+#               from $EPOCHREALTIME, as the job user)
+#   srun_step   `srun --jobid=J --overlap -n1 true` inside a running allocation J
+#   srun_job    `srun -n1 true` as a new job (scheduling, prolog, step, exit)
+# Then two checks that srun steps do no plugin work: the ledger is unchanged
+# by 5 srun steps, and an strace of slurmd (and the slurmstepd it forks) during
+# one srun step shows no open of the config or the state dir.
+#
+# Prints "e2e ..." key=value lines; nothing is asserted.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+RUNS=${BENCH_E2E_RUNS:-30}
+OUT=${BENCH_OUT:-$here/../../build/bench}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+
+RB_CLUSTER_NAME=rbbench
+export RB_CLUSTER_NAME
+. "$here/../integration/lib.sh"
+
+# A private copy: a rebuild during the run cannot change the plugin.
+src=${BENCH_PLUGIN:-$RB_ROOT/build/restore_budget.so}
+[[ $src == /* ]] || src=$RB_ROOT/$src
+RB_PLUGIN_SO=$OUT/e2e-restore_budget.so
+cp -f "$src" "$RB_PLUGIN_SO" && chmod 755 "$RB_PLUGIN_SO" || exit 1
+
+RB_TEST_NAME=bench-e2e
+rb_cluster_up 'max_failures = 2; restore_retry_num = 3; restore_timeout = 300;' || exit 1
+
+PS=$RB_CLUSTER_DIR/plugstack.conf
+PLUG_LINE=$(cat "$PS")
+set_variant() { # without | with
+    local tmp=$PS.tmp
+    if [[ $1 == with ]]; then printf '%s\n' "$PLUG_LINE" >"$tmp"; else : >"$tmp"; fi
+    chmod 644 "$tmp" && mv -f "$tmp" "$PS"
+}
+
+declare -A V=()   # V[metric.variant] = "v1 v2 ..." (ms)
+
+# job_start VARIANT I - submit, wait for the first line, wait until gone.
+job_start() {
+    local var=$1 i=$2 f out j s t
+    f=$RB_WORKDIR/first.$var.$i
+    rm -f "$f"
+    out=$(as_user bash -c 's=$EPOCHREALTIME; j=$(sbatch --parsable -o /dev/null -J "bench-$1" "$2" "$3"); echo "$s $j"' _ "$var" "$JOBSCRIPT" "$f") || { echo "sbatch failed" >&2; return 1; }
+    read -r s j <<<"$out"
+    j=${j%%;*}
+    for ((t = 0; t < 1500; t++)); do grep -qE '^[0-9]+\.[0-9]+$' "$f" 2>/dev/null && break; sleep 0.02; done
+    grep -qE '^[0-9]+\.[0-9]+$' "$f" 2>/dev/null || { echo "job $j ($var): no first line after 30 s" >&2; return 1; }
+    V[job_start.$var]+="$(awk -v a="$s" -v b="$(cat "$f")" 'BEGIN { printf "%.1f", (b - a) * 1000 }') "
+    wait_not_running "$j" 30 || return 1
+    JOBS[$var]+="$j "
+}
+
+# timed VARIANT METRIC CMD... - run CMD as the user, timed inside.
+timed() {
+    local var=$1 metric=$2 out; shift 2
+    out=$(as_user bash -c 's=$EPOCHREALTIME; "$@" >/dev/null 2>&1; rc=$?; e=$EPOCHREALTIME; echo "$s $e $rc"' _ "$@")
+    read -r s e rc <<<"$out"
+    [[ $rc == 0 ]] || { echo "$metric ($var): exit $rc: $*" >&2; return 1; }
+    V[$metric.$var]+="$(awk -v a="$s" -v b="$e" 'BEGIN { printf "%.1f", (b - a) * 1000 }') "
+}
+
+declare -A JOBS=([with]="" [without]="")
+# The batch script: its first line writes the time (bash: $EPOCHREALTIME).
+JOBSCRIPT=$RB_WORKDIR/first-line.sh
+printf '#!/bin/bash\necho "$EPOCHREALTIME" > "$1"\n' >"$JOBSCRIPT"
+chmod 755 "$JOBSCRIPT"
+
+# The allocation for srun steps: one CPU, running all along.
+set_variant without
+alloc=$(submit_as_user -o /dev/null -J bench-alloc --wrap "sleep 3600") || exit 1
+wait_state "$alloc" RUNNING 30 || exit 1
+rb_log "allocation $alloc running; $RUNS runs per variant, ABBA order"
+
+# Warm-up (not measured): first client runs, page cache, munge.
+for var in without with; do
+    set_variant $var
+    job_start $var 0 >/dev/null 2>&1
+    timed $var warm srun --jobid="$alloc" --overlap -n1 true
+    timed $var warm srun -n1 true
+done
+V=()
+JOBS=([with]="" [without]="")
+
+fails=0
+for ((i = 1; i <= RUNS; i++)); do
+    if ((i % 2)); then order=(without with); else order=(with without); fi
+    for var in "${order[@]}"; do
+        set_variant "$var"
+        job_start "$var" "$i" || fails=$((fails + 1))
+        timed "$var" srun_step srun --jobid="$alloc" --overlap -n1 true || fails=$((fails + 1))
+        timed "$var" srun_job srun -n1 true || fails=$((fails + 1))
+    done
+    ((i % 10 == 0)) && rb_log "run $i of $RUNS"
+done
+
+# stats NAME "values" -> n med p10 p90 min max (ms)
+stats() {
+    tr ' ' '\n' <<<"$2" | grep -E '^[0-9.]+$' | sort -g | awk -v name="$1" '
+        { v[NR] = $1 }
+        END {
+            n = NR; if (n == 0) { print name " n=0"; exit }
+            printf "%s n=%d med_ms=%.1f p10_ms=%.1f p90_ms=%.1f min_ms=%.1f max_ms=%.1f\n", name, n,
+                (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2),
+                v[int(0.1 * (n - 1)) + 1], v[int(0.9 * (n - 1)) + 1], v[1], v[n]
+        }'
+}
+med() { tr ' ' '\n' <<<"$1" | grep -E '^[0-9.]+$' | sort -g | awk '{ v[NR] = $1 } END { n = NR; print (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2) }'; }
+# median of the paired differences with - without (run i of each)
+paired() {
+    paste <(tr ' ' '\n' <<<"$1" | grep -E '^[0-9.]+$') <(tr ' ' '\n' <<<"$2" | grep -E '^[0-9.]+$') |
+        awk '{ print $1 - $2 }' | sort -g | awk '{ v[NR] = $1 } END { n = NR; printf "%.1f", (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2) }'
+}
+
+for m in job_start srun_step srun_job; do
+    for var in without with; do
+        echo "e2e $(stats "metric=$m variant=$var" "${V[$m.$var]:-}")"
+    done
+    a=$(med "${V[$m.without]:-}"); b=$(med "${V[$m.with]:-}")
+    echo "e2e ratio metric=$m ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) printf "%.3f", b / a; else print "nan" }') paired_diff_med_ms=$(paired "${V[$m.with]:-}" "${V[$m.without]:-}")"
+done
+echo "e2e failures count=$fails"
+
+# Did the plugin run in the "with" jobs only? (records of the batch jobs)
+n_with=0; n_without=0
+for j in ${JOBS[with]}; do [[ -f $(rb_rec_path "$j") ]] && n_with=$((n_with + 1)); done
+for j in ${JOBS[without]}; do [[ -f $(rb_rec_path "$j") ]] && n_without=$((n_without + 1)); done
+echo "e2e check name=records_written with=$n_with/$(wc -w <<<"${JOBS[with]}") without=$n_without/$(wc -w <<<"${JOBS[without]}")"
+
+# ---- srun steps do no plugin work ----------------------------------------------
+set_variant with
+snap() { find "$RB_STATE" -printf '%p %s %T@\n' | sort; }
+before=$(snap)
+for ((k = 0; k < 5; k++)); do timed with check srun --jobid="$alloc" --overlap -n1 true; done
+after=$(snap)
+changed=$(diff <(printf '%s\n' "$before") <(printf '%s\n' "$after") | grep -c '^[<>]')
+echo "e2e check name=ledger_unchanged_by_srun_steps steps=5 changed_lines=$changed"
+
+if command -v strace >/dev/null; then
+    spid=$(rb_daemon_pid slurmd)
+    trace=$OUT/e2e-strace-srun-step.txt
+    strace -f -qq -e trace=open,openat,stat,newfstatat,access,fsync,rename,renameat,mkdir,mkdirat \
+        -o "$trace" -p "$spid" &
+    st=$!
+    sleep 1
+    timed with check srun --jobid="$alloc" --overlap -n1 true
+    sleep 0.5
+    kill -INT "$st" 2>/dev/null
+    wait "$st" 2>/dev/null
+    # also the client side: srun as the job user
+    as_user strace -f -qq -e trace=open,openat,stat,newfstatat,access -o /tmp/rb-bench-srun-client.$$ \
+        srun --jobid="$alloc" --overlap -n1 true >/dev/null 2>&1
+    mv -f /tmp/rb-bench-srun-client.$$ "$OUT/e2e-strace-srun-client.txt" 2>/dev/null
+    so=$(grep -c 'restore_budget.so' "$trace")
+    conf=$(grep -c "$RB_CONF" "$trace")
+    state=$(grep -c "$RB_STATE" "$trace")
+    cso=$(grep -c 'restore_budget.so' "$OUT/e2e-strace-srun-client.txt" 2>/dev/null)
+    cconf=$(grep -c "$RB_CONF" "$OUT/e2e-strace-srun-client.txt" 2>/dev/null)
+    echo "e2e check name=strace_srun_step stepd_plugin_opens=$so stepd_config_opens=$conf stepd_state_dir_calls=$state client_plugin_opens=$cso client_config_opens=$cconf lines=$(wc -l <"$trace")"
+fi
+
+scancel "$alloc" 2>/dev/null
+echo "e2e load loadavg=\"$(cut -d' ' -f1-3 /proc/loadavg)\" other_slurmctlds=$(pgrep -c -x slurmctld)"
+exit 0

@@ -1,0 +1,272 @@
+# tests/bench/report.awk - build/bench/results.md from run.sh's notes and raw lines.
+#   awk -f report.awk NOTES RAW   (env: SIZES_STR, RERUN)
+# Raw lines: "<type> key=value key=\"quoted value\" ...".
+
+function parse(line,    rest, k, v, m) {
+	delete F
+	F["_type"] = line; sub(/ .*/, "", F["_type"])
+	rest = substr(line, length(F["_type"]) + 2)
+	while (rest != "") {
+		if (!match(rest, /^[A-Za-z0-9_+.]+=/)) {   # a bare word ("check")
+			m = index(rest, " ")
+			rest = m ? substr(rest, m + 1) : ""
+			continue
+		}
+		k = substr(rest, 1, RLENGTH - 1)
+		rest = substr(rest, RLENGTH + 1)
+		if (substr(rest, 1, 1) == "\"") {
+			m = index(substr(rest, 2), "\"")
+			v = substr(rest, 2, m - 1)
+			rest = substr(rest, m + 2)
+		} else {
+			m = index(rest, " ")
+			if (m == 0) { v = rest; rest = "" }
+			else { v = substr(rest, 1, m - 1); rest = substr(rest, m) }
+		}
+		sub(/^ +/, "", rest)
+		F[k] = v
+	}
+}
+function pct(a, b) { return b > 0 ? sprintf("%+.1f%%", (a / b - 1) * 100) : "n/a" }
+function ratio(a, b) { return b > 0 ? sprintf("%.2f", a / b) : "n/a" }
+function yes(c) { return c ? "**met**" : "**not met**" }
+
+FILENAME == ARGV[1] { notes[++nnotes] = $0; next }
+{
+	parse($0)
+	t = F["_type"]
+	if (t == "machine") { nproc = F["nproc"]; cpu = F["cpu"]; kernel = F["kernel"]; mem = F["mem_kb"] }
+	else if (t == "fs") { fsdir[F["label"]] = F["dir"]; fstype[F["label"]] = F["type"]; fsdev[F["label"]] = F["device"]; fss[++nfs] = F["label"] }
+	else if (t == "result") {
+		key = F["label"] SUBSEP F["kind"]
+		for (f in F) R[key, f] = F[f]
+		split(F["label"], lp, "/")
+		if (!((lp[1], lp[2]) in seen)) { seen[lp[1], lp[2]] = 1; sizes[lp[1]] = sizes[lp[1]] " " lp[2] }
+	}
+	else if (t == "floor") { floorbytes[F["label"]] = F["bytes"]; logbytes[F["label"]] = F["log_line_bytes"] }
+	else if (t == "populate") { for (f in F) P[F["label"], f] = F[f] }
+	else if (t == "cli") { ncli++; for (f in F) C[ncli, f] = F[f] }
+	else if (t == "rss") { nrss++; rss_ev[nrss] = F["events"]; rss_kb[nrss] = F["rss_kb"] }
+	else if (t == "valgrind") { for (f in F) VG[f] = F[f]; have_vg = 1 }
+	else if (t == "e2e") {
+		split($0, w, " ")
+		if (w[2] == "ratio") { E_ratio[F["metric"]] = F["ratio"]; E_pair[F["metric"]] = F["paired_diff_med_ms"] }
+		else if (w[2] == "check") { for (f in F) E_check[F["name"], f] = F[f]; E_checks[F["name"]] = $0 }
+		else if (w[2] == "failures") E_fail = F["count"]
+		else if (w[2] == "load") E_load = F["loadavg"] " (slurmctld processes on the machine: " F["other_slurmctlds"] ")"
+		else if (F["metric"] != "") { for (f in F) E[F["metric"], F["variant"], f] = F[f]; have_e2e = 1 }
+	}
+	else if (t == "loadavg_start") { la0 = substr($0, 15) }
+	else if (t == "loadavg_end") { la1 = substr($0, 13) }
+	else if (t == "elapsed_s") { elapsed = $2 }
+	else if (t == "cleanup") { rm_s[F["label"]] = F["rm_s"] }
+}
+END {
+	print "# restore_budget benchmark results"
+	print ""
+	printf "Machine: %s CPUs (`nproc`), %s, kernel %s, %.1f GiB RAM. ", nproc, cpu, kernel, mem / 1048576
+	print "Load average at start " la0 ", at end " la1 "; the whole run took " elapsed " s."
+	print ""
+	print "Filesystems:"
+	for (i = 1; i <= nfs; i++)
+		printf "- %s: `%s` (%s, %s)\n", fss[i], fsdir[fss[i]], fstype[fss[i]], fsdev[fss[i]]
+	print ""
+	print "Rerun: `" ENVIRON["RERUN"] "`"
+	print ""
+	print "**Noise:** another engineer runs integration tests on their own private Slurm"
+	print "cluster on this machine at the same time (2 cores). Every number is a median"
+	print "(with p99 or p10/p90 beside it) and the end-to-end runs are interleaved;"
+	print "wall-clock p99s and disk fsync times are the noisiest."
+	print ""
+
+	print "## Method"
+	print ""
+	print "- **Event** (`tests/bench/bench_events.c`, linked against `build/core/*.o`):"
+	print "  the core calls the SPANK glue makes, in its order, each with the config"
+	print "  loaded from a real file (libconfig) as the glue does:"
+	print "  *prolog* = `rb_config_load` + `rb_lifecycle_start`;"
+	print "  *batch* = user_init (`rb_config_load` + `rb_lifecycle_read`) + task_post_fork"
+	print "  (`rb_config_load` + `rb_lifecycle_report`); *epilog* = `rb_config_load` +"
+	print "  `rb_lifecycle_read` + `rb_lifecycle_epilog`. Each job runs attempts 0 (FRESH,"
+	print "  preempted), 1 (RESTORING, preempted), 2 (RESTORING, exit 0): 9 events."
+	print "  Not included: option parsing, the checkpoint-directory scan in user_init,"
+	print "  spank_setenv, slurmstepd itself. 300 warm-up events are not counted."
+	print "  CPU = `CLOCK_PROCESS_CPUTIME_ID` (user+sys), wall = `CLOCK_MONOTONIC`, per event."
+	print "- **Floor**, paired with every event (run right after it, same filesystem):"
+	print "  open+write the same record bytes (" floorbytes[fss[1] "/" sizes_first(fss[1])] " B) to a temp file, fsync, close, rename"
+	print "  over the target, **fsync the directory**. *floor+log* adds one O_APPEND write of"
+	print "  an event line (" logbytes[fss[1] "/" sizes_first(fss[1])] " B) and its fsync: the minimum the design asks per event."
+	print "- **Scale**: job records already in `<state_dir>/<cluster>/<id%1000>/<id>.rec`,"
+	print "  written with `rb_record_format`, each with a 3-line `<id>.log` and an"
+	print "  `ack/<id>/` directory (what the prolog leaves for every job), ages 0-59 days."
+	print "  The bench's own jobs use ids above 3,000,000,000 in fresh buckets-of-1000."
+	print "- **End to end** (`tests/bench/e2e.sh`): one private cluster"
+	print "  (tests/integration/lib.sh `rb_cluster_up`), `plugstack.conf` switched between"
+	print "  empty and the plugin line before each run (slurmstepd and the clients read it"
+	print "  afresh), ABBA order. Times from bash `$EPOCHREALTIME` as the job user."
+	print ""
+
+	if (nnotes > 0) {
+		print "Notes from this run:"
+		for (i = 1; i <= nnotes; i++) print "- " notes[i]
+		print ""
+	}
+
+	print "## 1. Cost per event"
+	print ""
+	print "| fs | records | event | n | wall median µs | wall p99 µs | CPU median µs | CPU p99 µs | config load CPU µs | floor wall µs | event / floor | floor+log wall µs | event / floor+log |"
+	print "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	for (i = 1; i <= nfs; i++) {
+		fs = fss[i]; k = sizes_first(fs); lab = fs "/" k
+		if (!((lab SUBSEP "all", "n") in R)) continue
+		fw = R[lab, "floor", "wall_med_us"]; flw = R[lab, "floor+log", "wall_med_us"]
+		nk = split("prolog batch epilog all", kinds, " ")
+		for (j = 1; j <= nk; j++) {
+			kd = kinds[j]
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", fs, k,
+				(kd == "all" ? "**all**" : kd), R[lab, kd, "n"],
+				R[lab, kd, "wall_med_us"], R[lab, kd, "wall_p99_us"],
+				R[lab, kd, "cpu_med_us"], R[lab, kd, "cpu_p99_us"], R[lab, kd, "cfg_cpu_med_us"],
+				fw, ratio(R[lab, kd, "wall_med_us"], fw), flw, ratio(R[lab, kd, "wall_med_us"], flw)
+		}
+		printf "| %s | %s | *floor* | %s | %s | %s | %s | %s | | | | | |\n", fs, k, R[lab, "floor", "n"],
+			R[lab, "floor", "wall_med_us"], R[lab, "floor", "wall_p99_us"], R[lab, "floor", "cpu_med_us"], R[lab, "floor", "cpu_p99_us"]
+		printf "| %s | %s | *floor+log* | %s | %s | %s | %s | %s | | | | | |\n", fs, k, R[lab, "floor+log", "n"],
+			R[lab, "floor+log", "wall_med_us"], R[lab, "floor+log", "wall_p99_us"], R[lab, "floor+log", "cpu_med_us"], R[lab, "floor+log", "cpu_p99_us"]
+	}
+	print ""
+	print "*batch* loads the config twice (user_init and task_post_fork), so its config"
+	print "column is two loads."
+	print ""
+
+	print "## 2. Scale: job records already in state_dir"
+	print ""
+	print "| fs | records | populate s | sync s | state_dir size MiB | inodes used | wall median µs | wall p99 µs | CPU median µs | CPU p99 µs | wall vs smallest | CPU vs smallest | floor wall µs |"
+	print "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	for (i = 1; i <= nfs; i++) {
+		fs = fss[i]; k0 = sizes_first(fs)
+		n = split(sizes[fs], ks, " ")
+		for (j = 1; j <= n; j++) {
+			k = ks[j]; lab = fs "/" k; b = fs "/" k0
+			printf "| %s | %s | %s | %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %s |\n", fs, k,
+				P[lab, "secs"], P[lab, "sync_s"], P[lab, "du_kb"] / 1024, P[lab, "inodes"],
+				R[lab, "all", "wall_med_us"], R[lab, "all", "wall_p99_us"],
+				R[lab, "all", "cpu_med_us"], R[lab, "all", "cpu_p99_us"],
+				pct(R[lab, "all", "wall_med_us"], R[b, "all", "wall_med_us"]),
+				pct(R[lab, "all", "cpu_med_us"], R[b, "all", "cpu_med_us"]),
+				R[lab, "floor", "wall_med_us"]
+			cg = R[lab, "all", "cpu_med_us"] / R[b, "all", "cpu_med_us"] - 1
+			wg = R[lab, "all", "wall_med_us"] / (R[lab, "floor", "wall_med_us"] > 0 ? R[lab, "floor", "wall_med_us"] : 1)
+			if (cg > maxcg[fs]) maxcg[fs] = cg
+			last[fs] = k
+		}
+		if (rm_s[fs] != "") printf "| %s | (removing it all) | %s s | | | | | | | | | | |\n", fs, rm_s[fs]
+	}
+	print ""
+	print "populate s = writing the records, logs and ack dirs (no fsync); sync s = `sync -f` afterwards."
+	print "On disk the fsync latency of the shared virtual disk drifts by up to 2× between"
+	print "stages (other work on the machine): compare each row's event time with its own"
+	print "floor column; tmpfs (no I/O) is the clean test of whether the lookup cost grows."
+	print ""
+
+	if (ncli > 0) {
+		print "### The CLI over many records"
+		print ""
+		print "| fs | records | command | exit | wall s | user s | sys s | max RSS MiB | output lines | last line |"
+		print "|---|---|---|---|---|---|---|---|---|---|"
+		for (i = 1; i <= ncli; i++) {
+			split(C[i, "label"], lp, "/")
+			printf "| %s | %s | `%s` | %s | %s | %s | %s | %.1f | %s | %s |\n", lp[1], lp[2],
+				(C[i, "cmd"] == "list" ? "restore-budget list" : "restore-budget gc --older-than 30 --dry-run"),
+				C[i, "rc"], C[i, "wall_s"], C[i, "user_s"], C[i, "sys_s"], C[i, "maxrss_kb"] / 1024,
+				C[i, "lines"], C[i, "last"]
+		}
+		print ""
+		print "(The state_dir also holds the bench's own ~3,700 jobs per earlier stage; warm page cache.)"
+		print ""
+	}
+
+	print "## 3. End to end on the private cluster"
+	print ""
+	if (have_e2e) {
+		print "| metric | variant | n | median ms | p10 ms | p90 ms | min ms | max ms |"
+		print "|---|---|---|---|---|---|---|---|"
+		nm = split("job_start srun_step srun_job", ms, " ")
+		for (j = 1; j <= nm; j++) for (vv = 1; vv <= 2; vv++) {
+			var = vv == 1 ? "without" : "with"; m = ms[j]
+			printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", m, var, E[m, var, "n"], E[m, var, "med_ms"],
+				E[m, var, "p10_ms"], E[m, var, "p90_ms"], E[m, var, "min_ms"], E[m, var, "max_ms"]
+		}
+		print ""
+		print "| metric | ratio of medians (with / without) | median of paired differences ms |"
+		print "|---|---|---|"
+		for (j = 1; j <= nm; j++) printf "| %s | %s | %s |\n", ms[j], E_ratio[ms[j]], E_pair[ms[j]]
+		print ""
+		print "job_start = sbatch to the batch script's first line; srun_step = `srun --jobid=J --overlap -n1 true` in a running"
+		print "allocation; srun_job = `srun -n1 true` as a new job (scheduling, prolog, step; the epilog runs after srun returns)."
+		print "Failed runs: " (E_fail == "" ? "?" : E_fail) ". Load at the end: " E_load "."
+		print "job_start is bimodal (the job starts at once or waits for the controller's next"
+		print "scheduling pass), so its ratio of medians mostly shows which mode the runs fell in;"
+		print "the median of paired differences is the better estimate. With the plugin, slurmd"
+		print "also has to fork a `slurmstepd spank prolog` for the job, which it skips when no"
+		print "plugin has a job_prolog: part of the difference is that, not the plugin's own work."
+		print ""
+		print "Checks:"
+		for (c in E_checks) print "- `" E_checks[c] "`"
+		print ""
+	} else print "Skipped (BENCH_E2E_RUNS=0) or failed: see build/bench/e2e.log."
+	print ""
+
+	print "## 4. Memory"
+	print ""
+	if (nrss > 0) {
+		printf "RSS of one process running %s events (sampled from /proc/self/statm every 10,000):\n\n", rss_ev[nrss]
+		print "| events | RSS KiB |"
+		print "|---|---|"
+		for (i = 1; i <= nrss; i++) printf "| %s | %s |\n", rss_ev[i], rss_kb[i]
+		print ""
+		printf "First sample after warm-up %s KiB, last %s KiB (%s).\n\n", rss_kb[1], rss_kb[nrss], pct(rss_kb[nrss], rss_kb[1])
+	}
+	if (have_vg)
+		printf "valgrind --leak-check=full, %s events: %s errors; definitely lost: %s; in use at exit: %s; leak records: %s (log: build/bench/valgrind.log).\n\n",
+			VG["events"], VG["errors"], (VG["definitely_lost"] == "" ? "none reported" : VG["definitely_lost"]), VG["in_use_at_exit"], VG["leaks_found"]
+
+	print "## Targets"
+	print ""
+	print "| target | measured | verdict |"
+	print "|---|---|---|"
+	for (i = 1; i <= nfs; i++) {
+		fs = fss[i]; lab = fs "/" sizes_first(fs)
+		if (!((lab SUBSEP "all", "n") in R)) continue
+		c = R[lab, "all", "cpu_med_us"] + 0
+		fc = R[lab, "floor+log", "cpu_med_us"] + 0
+		printf "| per event ≤ 50 µs CPU (%s) | median %s µs (prolog %s, batch %s, epilog %s; p99 %s); of it the floor+log's own CPU %s µs (fsync/journal work in the process), the rest %.1f µs | %s |\n", fs, c,
+			R[lab, "prolog", "cpu_med_us"], R[lab, "batch", "cpu_med_us"], R[lab, "epilog", "cpu_med_us"], R[lab, "all", "cpu_p99_us"], fc, c - fc, yes(c <= 50)
+		r = R[lab, "all", "wall_med_us"] / R[lab, "floor", "wall_med_us"]
+		printf "| per event ≤ 2× floor wall (%s) | %s / %s µs = %.2f× (vs floor+log %.2f×) | %s |\n", fs,
+			R[lab, "all", "wall_med_us"], R[lab, "floor", "wall_med_us"], r,
+			R[lab, "all", "wall_med_us"] / R[lab, "floor+log", "wall_med_us"], yes(r <= 2)
+	}
+	for (i = 1; i <= nfs; i++) {
+		fs = fss[i]; k0 = sizes_first(fs); k1 = last[fs]
+		if (k1 == "" || k1 == k0) continue
+		a = fs "/" k0; b = fs "/" k1
+		cg = R[b, "all", "cpu_med_us"] / R[a, "all", "cpu_med_us"] - 1
+		wg = R[b, "all", "wall_med_us"] / R[a, "all", "wall_med_us"] - 1
+		printf "| flat (≤ +10%%) from %s to %s records (%s) | CPU %s, wall %s (largest CPU rise over the smallest size %+.1f%%) | %s |\n", k0, k1, fs,
+			pct(R[b, "all", "cpu_med_us"], R[a, "all", "cpu_med_us"]), pct(R[b, "all", "wall_med_us"], R[a, "all", "wall_med_us"]),
+			maxcg[fs] * 100, yes(cg <= 0.10 && maxcg[fs] <= 0.10 && wg <= 0.10)
+	}
+	if (have_e2e) {
+		pr = E["srun_step", "without", "med_ms"] > 0 ? 1 + E_pair["srun_step"] / E["srun_step", "without", "med_ms"] : 0
+		printf "| srun step launch ratio ≤ 1.02 | ratio of medians %s; paired estimate 1 + median(with−without)/median(without) = %.3f (p10–p90 spread %s–%s ms without, %s–%s ms with) | %s by the paired estimate; %s by the ratio of medians |\n",
+			E_ratio["srun_step"], pr, E["srun_step", "without", "p10_ms"], E["srun_step", "without", "p90_ms"],
+			E["srun_step", "with", "p10_ms"], E["srun_step", "with", "p90_ms"], yes(pr > 0 && pr <= 1.02), yes(E_ratio["srun_step"] + 0 <= 1.02)
+		nw = ("ledger_unchanged_by_srun_steps", "changed_lines") in E_check ? E_check["ledger_unchanged_by_srun_steps", "changed_lines"] : "?"
+		sc = E_check["strace_srun_step", "stepd_config_opens"]; sd = E_check["strace_srun_step", "stepd_state_dir_calls"]
+		printf "| no work in srun steps beyond option handling | ledger lines changed by 5 steps: %s; config opens / state_dir calls in slurmd+slurmstepd strace: %s / %s | %s |\n",
+			nw, sc, sd, yes(nw == "0" && sc == "0" && sd == "0")
+	}
+	print ""
+}
+function sizes_first(fs,    a) { split(sizes[fs], a, " "); return a[1] }

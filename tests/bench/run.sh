@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# tests/bench/run.sh - `make bench`: measure, never assert on time.
+#
+# 1. event cost   bench_events on tmpfs and on disk, beside the floor
+# 2. scale        the same with BENCH_RECORDS job records already in state_dir;
+#                 `restore-budget list` and `gc --dry-run` over BENCH_CLI_RECORDS
+# 3. end to end   tests/bench/e2e.sh on a private cluster (BENCH_E2E_RUNS=0 skips)
+# 4. memory       RSS over BENCH_RSS_EVENTS events; valgrind --leak-check=full
+#
+# Writes $BENCH_OUT/results.md (the report), $BENCH_OUT/raw.txt (every
+# key=value line) and logs beside them. Needs root (the ledger must be
+# root-owned, as in production). Exit status: 0 unless a step could not run.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+cd "$root" || exit 1
+
+BIN=${BENCH_BIN:-build/bench/bench_events}
+CLI=${BENCH_CLI:-build/restore-budget}
+OUT=${BENCH_OUT:-build/bench}
+TMPFS_MAXREC=0
+DISK_MAXREC=0
+EVENTS=${BENCH_EVENTS:-10000}
+RECORDS=${BENCH_RECORDS:-10 10000 100000 1000000}
+FSLIST=${BENCH_FS:-tmpfs disk}
+DISK_DIR=${BENCH_DISK_DIR:-/var/tmp}
+RSS_EVENTS=${BENCH_RSS_EVENTS:-100000}
+VG_EVENTS=${BENCH_VALGRIND_EVENTS:-300}
+CLI_RECORDS=${BENCH_CLI_RECORDS:-100000}
+E2E_RUNS=${BENCH_E2E_RUNS:-30}
+CLUSTER=bench
+
+[[ $(id -u) == 0 ]] || { echo "bench: needs root (the ledger must be root-owned)" >&2; exit 1; }
+[[ -x $BIN && -x $CLI ]] || { echo "bench: build first: make $BIN $CLI" >&2; exit 1; }
+
+mkdir -p "$OUT"
+RAW=$OUT/raw.txt
+NOTES=$OUT/notes.txt
+: >"$RAW"
+: >"$NOTES"
+log() { printf '[bench %s] %s\n' "$(date +%T)" "$*" >&2; }
+note() { printf '%s\n' "$*" >>"$NOTES"; log "note: $*"; }
+raw() { printf '%s\n' "$*" >>"$RAW"; }
+t_start=$(date +%s)
+
+# Sizes, ascending and unique.
+read -r -a SIZES <<<"$(tr ' ' '\n' <<<"$RECORDS" | grep -E '^[0-9]+$' | sort -n -u | tr '\n' ' ')"
+MAXREC=${SIZES[-1]:-10}
+
+mounts=()
+dirs=()
+cleanup() {
+    local d m
+    for d in "${dirs[@]}"; do [[ -d $d ]] && rm -rf --one-file-system "$d"; done
+    for m in "${mounts[@]}"; do umount "$m" 2>/dev/null && rmdir "$m"; done
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---- where: a private tmpfs (sized for the records) and a dir on disk ------
+# A record costs ~3 inodes (.rec, .log, ack/<id>) and ~8 KiB of tmpfs pages.
+fs_dir() { # FS -> BASE = a fresh base dir (not in a subshell: it records mounts)
+    local fs=$1 need_inodes need_kb avail_kb d
+    need_inodes=$((3 * MAXREC + 3 * EVENTS + 100000))
+    need_kb=$((9 * MAXREC + 20 * EVENTS + 100000))
+    case $fs in
+    tmpfs)
+        avail_kb=$(awk '/MemAvailable/ { print $2 }' /proc/meminfo)
+        local maxrec=$MAXREC
+        while ((need_kb > avail_kb / 2 && maxrec > 10)); do
+            maxrec=$((maxrec / 10))
+            need_kb=$((9 * maxrec + 20 * EVENTS + 100000))
+            need_inodes=$((3 * maxrec + 3 * EVENTS + 100000))
+        done
+        ((maxrec < MAXREC)) && note "tmpfs: scaled down to $maxrec records (MemAvailable ${avail_kb} KiB; ~9 KiB RAM per record)"
+        TMPFS_MAXREC=$maxrec
+        d=$(mktemp -d /tmp/rb-bench-tmpfs.XXXXXX) || return 1
+        if mount -t tmpfs -o "size=${need_kb}k,nr_inodes=${need_inodes},mode=755" rb-bench "$d"; then
+            mounts+=("$d")
+        else
+            rmdir "$d"
+            note "tmpfs: could not mount a private tmpfs; using /dev/shm"
+            d=$(mktemp -d /dev/shm/rb-bench.XXXXXX) || return 1
+            dirs+=("$d")
+        fi
+        ;;
+    disk)
+        local free_inodes free_kb
+        free_inodes=$(df --output=iavail "$DISK_DIR" | tail -n 1 | tr -d ' ')
+        free_kb=$(df --output=avail -k "$DISK_DIR" | tail -n 1 | tr -d ' ')
+        # ext4: 4 KiB block per small file and per directory.
+        need_kb=$((12 * MAXREC + 40 * EVENTS + 100000))
+        DISK_MAXREC=$MAXREC
+        while ((DISK_MAXREC > 10 && (need_inodes > free_inodes / 2 || need_kb > free_kb / 2))); do
+            DISK_MAXREC=$((DISK_MAXREC / 10))
+            need_inodes=$((3 * DISK_MAXREC + 3 * EVENTS + 100000))
+            need_kb=$((12 * DISK_MAXREC + 40 * EVENTS + 100000))
+        done
+        ((DISK_MAXREC < MAXREC)) && note "disk: scaled down to $DISK_MAXREC records ($free_inodes free inodes, $free_kb KiB free on $DISK_DIR)"
+        d=$(mktemp -d "$DISK_DIR/rb-bench.XXXXXX") || return 1
+        dirs+=("$d")
+        ;;
+    *) return 1 ;;
+    esac
+    chmod 755 "$d"
+    BASE=$d
+}
+
+# ---- machine -----------------------------------------------------------------
+raw "machine nproc=$(nproc) cpu=\"$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)\" kernel=$(uname -r) mem_kb=$(awk '/MemTotal/ { print $2 }' /proc/meminfo)"
+raw "loadavg_start $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# ---- 1 + 2: event cost and scale ----------------------------------------------
+run_events() { # FS K BASE
+    local fs=$1 k=$2 base=$3 idbase
+    idbase=$((3000000001 + ${#done_sizes[@]} * 10000000))
+    log "$fs: $EVENTS events with $k records in state_dir"
+    "$BIN" run --state "$base/state" --config "$base/rb.conf" --cluster $CLUSTER \
+        --events "$EVENTS" --warmup 300 --id-base "$idbase" --label "$fs/$k" \
+        >"$OUT/events-$fs-$k.log" 2>&1 || { note "$fs/$k: bench_events failed: $(tail -n 2 "$OUT/events-$fs-$k.log")"; return 1; }
+    grep -E '^(result|floor)' "$OUT/events-$fs-$k.log" | sed "s|^floor |floor label=$fs/$k |" >>"$RAW"
+}
+
+run_cli() { # FS K BASE
+    local fs=$1 k=$2 base=$3 cmd t0 t1 out rc name
+    for name in list gc; do
+        if [[ $name == list ]]; then cmd=("$CLI" --config "$base/rb.conf" --cluster $CLUSTER list)
+        else cmd=("$CLI" --config "$base/rb.conf" --cluster $CLUSTER gc --older-than 30 --dry-run); fi
+        t0=$(date +%s.%N)
+        /usr/bin/time -f '%e %U %S %M' -o "$OUT/cli-time.tmp" "${cmd[@]}" >"$OUT/cli-$name-$fs.out" 2>"$OUT/cli-$name-$fs.err"
+        rc=$?
+        t1=$(date +%s.%N)
+        read -r el us sy rss <"$OUT/cli-time.tmp"
+        raw "cli label=$fs/$k cmd=$name rc=$rc wall_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') user_s=$us sys_s=$sy maxrss_kb=$rss lines=$(wc -l <"$OUT/cli-$name-$fs.out") last=\"$(tail -n 1 "$OUT/cli-$name-$fs.out" | cut -c1-100)\""
+    done
+    rm -f "$OUT/cli-time.tmp"
+}
+
+for fs in $FSLIST; do
+    fs_dir "$fs" || { note "$fs: no place to run"; continue; }
+    base=$BASE
+    [[ $fs == tmpfs ]] && lim=$TMPFS_MAXREC || lim=$DISK_MAXREC
+    raw "fs label=$fs dir=$base type=$(df --output=fstype "$base" | tail -n 1 | tr -d " ") device=\"$(df --output=source "$base" | tail -n 1)\""
+    mkdir -m 755 "$base/state"
+    "$BIN" config --state "$base/state" --out "$base/rb.conf"
+    prev=0
+    done_sizes=()
+    for k in "${SIZES[@]}"; do
+        ((k > lim)) && { note "$fs: $k records skipped (limit $lim)"; continue; }
+        if ((k > prev)); then
+            log "$fs: populating records $((prev + 1))..$k"
+            "$BIN" populate --state "$base/state" --cluster $CLUSTER --from $((prev + 1)) --to "$k" \
+                >"$OUT/populate-$fs-$k.log" 2>&1 || { note "$fs: populate to $k failed: $(tail -n 1 "$OUT/populate-$fs-$k.log")"; break; }
+            t0=$(date +%s.%N); sync -f "$base/state"; t1=$(date +%s.%N)
+            raw "$(sed "s|^populate |populate label=$fs/$k |" "$OUT/populate-$fs-$k.log") sync_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') du_kb=$(du -sk "$base/state" | cut -f1) inodes=$(df --output=iused "$base" | tail -n 1 | tr -d ' ')"
+            prev=$k
+        fi
+        run_events "$fs" "$k" "$base"
+        ((k == CLI_RECORDS)) && run_cli "$fs" "$k" "$base"
+        done_sizes+=("$k")
+    done
+    log "$fs: removing the state dir"
+    t0=$(date +%s.%N)
+    rm -rf --one-file-system "${base:?}/state" "$base/floor"
+    t1=$(date +%s.%N)
+    raw "cleanup label=$fs rm_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')"
+done
+
+# ---- 4: memory -------------------------------------------------------------------
+mem=$(mktemp -d /dev/shm/rb-bench-mem.XXXXXX) && dirs+=("$mem") && chmod 755 "$mem" && mkdir -m 755 "$mem/state" &&
+    "$BIN" config --state "$mem/state" --out "$mem/rb.conf"
+log "memory: $RSS_EVENTS events, RSS every 10000"
+"$BIN" run --state "$mem/state" --config "$mem/rb.conf" --cluster $CLUSTER --events "$RSS_EVENTS" \
+    --warmup 9 --rss-every 10000 --no-floor --label rss >"$OUT/rss.log" 2>&1 || note "rss run failed"
+grep '^rss ' "$OUT/rss.log" >>"$RAW"
+rm -rf "$mem/state"; mkdir -m 755 "$mem/state"
+if command -v valgrind >/dev/null; then
+    log "memory: valgrind --leak-check=full over $VG_EVENTS events"
+    valgrind --leak-check=full --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible \
+        --log-file="$OUT/valgrind.log" "$BIN" run --state "$mem/state" --config "$mem/rb.conf" --cluster $CLUSTER \
+        --events "$VG_EVENTS" --warmup 9 --no-floor --label valgrind >/dev/null 2>&1
+    raw "valgrind events=$VG_EVENTS $(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) errors.*/errors=\1/p' "$OUT/valgrind.log" | tail -n 1) definitely_lost=\"$(sed -n 's/.*definitely lost: //p' "$OUT/valgrind.log" | tail -n 1)\" in_use_at_exit=\"$(sed -n 's/.*in use at exit: //p' "$OUT/valgrind.log" | tail -n 1)\" leaks_found=$(grep -c 'are definitely lost\|are indirectly lost\|are possibly lost' "$OUT/valgrind.log")"
+fi
+
+# ---- 3: end to end ---------------------------------------------------------------
+if ((E2E_RUNS > 0)); then
+    log "end to end: $E2E_RUNS runs per variant (tests/bench/e2e.sh)"
+    BENCH_E2E_RUNS=$E2E_RUNS BENCH_OUT=$OUT BENCH_PLUGIN=${BENCH_PLUGIN:-build/restore_budget.so} \
+        "$here/e2e.sh" >"$OUT/e2e.log" 2>&1 || note "e2e.sh failed (see $OUT/e2e.log)"
+    grep -E '^e2e ' "$OUT/e2e.log" >>"$RAW"
+fi
+
+raw "loadavg_end $(cut -d' ' -f1-3 /proc/loadavg)"
+raw "elapsed_s $(($(date +%s) - t_start))"
+
+# ---- report ------------------------------------------------------------------------
+rerun="make bench BENCH_EVENTS=\"$EVENTS\" BENCH_RECORDS=\"$RECORDS\" BENCH_FS=\"$FSLIST\" BENCH_E2E_RUNS=$E2E_RUNS BENCH_RSS_EVENTS=$RSS_EVENTS"
+SIZES_STR="${SIZES[*]}" RERUN=$rerun awk -f "$here/report.awk" "$NOTES" "$RAW" >"$OUT/results.md"
+log "wrote $OUT/results.md"
+cat "$OUT/results.md"
