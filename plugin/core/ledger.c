@@ -147,7 +147,9 @@ static int open_subdir(int dir_fd, const char *name, bool create,
 	bool made = false;
 	int fd = -1;
 
-	if (create) {
+	fd = openat(dir_fd, name,
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && create) {
 		if (mkdirat(dir_fd, name, 0755) == 0)
 			made = true;
 		else if (errno != EEXIST) {
@@ -155,9 +157,9 @@ static int open_subdir(int dir_fd, const char *name, bool create,
 				   path, strerror(errno));
 			goto fail;
 		}
+		fd = openat(dir_fd, name,
+			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	}
-	fd = openat(dir_fd, name,
-		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		if (errno == ENOENT && !create)
 			return 1;
@@ -405,7 +407,8 @@ static int open_log_rw(int bucket_fd, const char *name, const char *path,
 
 	/* O_EXCL first so that we know whether we made it and must fix its
 	 * mode against the umask; a race with gc can make both opens miss. */
-	for (tries = 0; tries < LOCK_RETRIES; tries++) {
+	fd = openat(bucket_fd, name, O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+	for (tries = 0; fd < 0 && errno == ENOENT && tries < LOCK_RETRIES; tries++) {
 		fd = openat(bucket_fd, name, O_RDWR | O_APPEND | O_CREAT |
 			    O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (fd >= 0) {
@@ -534,7 +537,18 @@ void rb_ledger_unlock(rb_job *j)
 
 /* ---- the record ---------------------------------------------------------- */
 
+static int read_at(rb_ledger *l, int held_bucket, uint32_t job_id,
+		   rb_record *rec, rb_err *err);
 int rb_ledger_read(rb_ledger *l, uint32_t job_id, rb_record *rec, rb_err *err)
+{
+	return read_at(l, -1, job_id, rec, err);
+}
+int rb_ledger_read_locked(rb_job *j, rb_record *rec, rb_err *err)
+{
+	return read_at(j->l, j->bucket_fd, j->job_id, rec, err);
+}
+static int read_at(rb_ledger *l, int held_bucket, uint32_t job_id,
+		   rb_record *rec, rb_err *err)
 {
 	char name[NAME_BUF], path[PATH_BUF];
 	rb_err perr;
@@ -548,11 +562,15 @@ int rb_ledger_read(rb_ledger *l, uint32_t job_id, rb_record *rec, rb_err *err)
 		goto fail;
 	file_name(job_id, ".rec", name, sizeof(name));
 	job_path(l, job_id, name, path, sizeof(path));
-	r = open_bucket(l, job_id, false, &bucket_fd, err);
+	if (held_bucket >= 0)
+		r = 0;
+	else
+		r = open_bucket(l, job_id, false, &bucket_fd, err);
 	if (r < 0)
 		goto fail;
 	if (r == 0)
-		r = open_file_ro(l, bucket_fd, name, path, &fd, &st, err);
+		r = open_file_ro(l, held_bucket >= 0 ? held_bucket : bucket_fd,
+				 name, path, &fd, &st, err);
 	if (r < 0)
 		goto fail;
 	if (r == 1) {
@@ -661,13 +679,17 @@ int rb_ledger_write(rb_job *j, rb_record *rec, rb_err *err)
 
 	/* We hold the job's lock, so a temp file with our pid can only be
 	 * the leftover of a crashed earlier process that had it. */
-	if (unlinkat(j->bucket_fd, tmp, 0) < 0 && errno != ENOENT) {
-		rb_err_set(err, "%s.tmp.%ld: %s", path, (long)getpid(),
-			   strerror(errno));
-		goto fail;
-	}
 	fd = openat(j->bucket_fd, tmp, O_WRONLY | O_CREAT | O_EXCL |
 		    O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0 && errno == EEXIST) {
+		if (unlinkat(j->bucket_fd, tmp, 0) < 0 && errno != ENOENT) {
+			rb_err_set(err, "%s.tmp.%ld: %s", path, (long)getpid(),
+				   strerror(errno));
+			goto fail;
+		}
+		fd = openat(j->bucket_fd, tmp, O_WRONLY | O_CREAT | O_EXCL |
+			    O_NOFOLLOW | O_CLOEXEC, 0644);
+	}
 	if (fd < 0) {
 		rb_err_set(err, "%s.tmp.%ld: %s", path, (long)getpid(),
 			   strerror(errno));

@@ -43,6 +43,7 @@ void rb_ledger_unlock(rb_job *j);
  * (corrupt, torn, unknown version, I/O) with err saying which. Works with or
  * without the lock (a reader sees the old or the new record). */
 int rb_ledger_read(rb_ledger *l, uint32_t job_id, rb_record *rec, rb_err *err);
+int rb_ledger_read_locked(rb_job *j, rb_record *rec, rb_err *err);
 
 /* Replace the record atomically (rec->seq and rec->updated are set here). */
 int rb_ledger_write(rb_job *j, rb_record *rec, rb_err *err);

@@ -27,6 +27,15 @@ typedef struct {
 	bool overflow;
 } event_line;
 
+/* Not `= { 0 }`: zeroing the 14 KB buffer on every event costs more than
+ * the rest of the line building. */
+static void ev_init(event_line *e)
+{
+	e->len = 0;
+	e->overflow = false;
+	e->buf[0] = '\0';
+}
+
 static void ev_raw(event_line *e, const char *key, const char *value)
 {
 	int n;
@@ -95,7 +104,7 @@ static int lock_and_read(const rb_config *cfg, const char *cluster,
 		return -1;
 	if (rb_ledger_lock(lr->ledger, job_id, &lr->job, err) < 0)
 		goto fail;
-	rc = rb_ledger_read(lr->ledger, job_id, &lr->rec, err);
+	rc = rb_ledger_read_locked(lr->job, &lr->rec, err);
 	if (rc < 0)
 		goto fail;
 	lr->found = rc == 0;
@@ -237,7 +246,9 @@ int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
 		       rb_start_result *out, rb_err *err)
 {
 	locked_record lr;
-	event_line e = { .len = 0 };
+	event_line e;
+
+	ev_init(&e);
 	rb_budget *b;
 	int ack_dir;
 
@@ -315,13 +326,21 @@ int rb_lifecycle_report(const rb_config *cfg, const char *cluster,
 			const char *checkpoint, rb_err *err)
 {
 	locked_record lr;
-	event_line e = { .len = 0 };
+	event_line e;
+
+	ev_init(&e);
 	int rc = -1;
 
 	if (lock_and_read(cfg, cluster, job_id, &lr, err) < 0)
 		return -1;
 	if (!lr.found || lr.rec.budget.cur.attempt != attempt) {
 		rb_err_set(err, "job %u attempt %" PRId64 " was not recorded at its start (prolog)",
+			   job_id, attempt);
+		goto out;
+	}
+	/* an attempt that already ended is history: never rewrite it */
+	if (lr.rec.budget.cur.end != RB_END_NONE) {
+		rb_err_set(err, "job %u attempt %" PRId64 " already ended; not recording its phase",
 			   job_id, attempt);
 		goto out;
 	}
@@ -334,6 +353,25 @@ int rb_lifecycle_report(const rb_config *cfg, const char *cluster,
 out:
 	unlock_close(&lr);
 	return rc;
+}
+
+/* Does the job have a record? One lstat, before anything takes the lock
+ * (which would create the job's event log). false with err->msg set on an
+ * error other than "no such file". */
+static bool record_exists(const rb_config *cfg, const char *cluster,
+			  uint32_t job_id, rb_err *err)
+{
+	char path[RB_PATH_MAX + 128];
+	struct stat st;
+
+	err->msg[0] = '\0';
+	snprintf(path, sizeof(path), "%s/%s/%03u/%u.rec", cfg->state_dir,
+		 cluster, job_id % 1000, job_id);
+	if (lstat(path, &st) == 0)
+		return true;
+	if (errno != ENOENT && errno != ENOTDIR)
+		rb_err_set(err, "%s: %s", path, strerror(errno));
+	return false;
 }
 
 /* The end an epilog sees, given the attempt the prolog recorded. */
@@ -357,19 +395,21 @@ static rb_end epilog_end(int64_t recorded, int64_t restart_count,
 static int record_end(const rb_config *cfg, const char *cluster,
 		      uint32_t job_id, int64_t attempt, bool from_epilog,
 		      rb_end end, int code, int64_t now,
-		      int exit_code, int sig, const char *detail, rb_err *err)
+		      int exit_code, int sig, rb_detail_fn detail_fn,
+		      void *detail_ctx, rb_err *err)
 {
 	locked_record lr;
-	event_line e = { .len = 0 };
+	event_line e;
+
+	ev_init(&e);
 	rb_attempt *cur;
 	char endtxt[32];
 	int rc = 0;
 
 	/* Untracked jobs (no record) leave no trace: look before locking,
 	 * since the lock creates the job's event log. */
-	rc = rb_lifecycle_read(cfg, cluster, job_id, &lr.rec, err);
-	if (rc != 0)
-		return rc > 0 ? 0 : -1;
+	if (!record_exists(cfg, cluster, job_id, err))
+		return err->msg[0] ? -1 : 0;
 	if (lock_and_read(cfg, cluster, job_id, &lr, err) < 0)
 		return -1;
 	cur = &lr.rec.budget.cur;
@@ -386,8 +426,12 @@ static int record_end(const rb_config *cfg, const char *cluster,
 		goto out;
 	rb_end_format(cur->end, cur->end_code, endtxt, sizeof(endtxt));
 	ev_raw(&e, "end", endtxt);
-	if (detail && cur->end == RB_END_INTERRUPTED)
-		ev_str(&e, "detail", detail);
+	if (detail_fn && cur->end == RB_END_INTERRUPTED) {
+		const char *detail = detail_fn(detail_ctx);
+
+		if (detail)
+			ev_str(&e, "detail", detail);
+	}
 	ev_raw(&e, "phase", rb_phase_name(cur->phase));
 	ev_raw(&e, "confirmed", rb_confirm_name(cur->confirmed));
 	ev_int(&e, "ran", cur->end_time - cur->start_time);
@@ -397,12 +441,17 @@ out:
 	return rc;
 }
 
+static const char *fixed_detail(void *ctx)
+{
+	return ctx;
+}
+
 int rb_lifecycle_end(const rb_config *cfg, const char *cluster,
 		     uint32_t job_id, int64_t attempt, rb_end end, int code,
 		     int64_t now, rb_err *err)
 {
 	return record_end(cfg, cluster, job_id, attempt, false, end, code, now,
-			  0, 0, NULL, err);
+			  0, 0, NULL, NULL, err);
 }
 
 int rb_lifecycle_epilog(const rb_config *cfg, const char *cluster,
@@ -410,15 +459,27 @@ int rb_lifecycle_epilog(const rb_config *cfg, const char *cluster,
 			int signal, const char *detail, int64_t now,
 			rb_err *err)
 {
+	return rb_lifecycle_epilog_fn(cfg, cluster, job_id, restart_count,
+				      exit_code, signal, detail ? fixed_detail : NULL,
+				      (void *)detail, now, err);
+}
+
+int rb_lifecycle_epilog_fn(const rb_config *cfg, const char *cluster,
+			   uint32_t job_id, int64_t restart_count,
+			   int exit_code, int signal, rb_detail_fn fn,
+			   void *ctx, int64_t now, rb_err *err)
+{
 	return record_end(cfg, cluster, job_id, restart_count, true,
-			  RB_END_NONE, 0, now, exit_code, signal, detail, err);
+			  RB_END_NONE, 0, now, exit_code, signal, fn, ctx, err);
 }
 
 int rb_lifecycle_grant(const rb_config *cfg, const char *cluster,
 		       uint32_t job_id, int n, const char *by, rb_err *err)
 {
 	locked_record lr;
-	event_line e = { .len = 0 };
+	event_line e;
+
+	ev_init(&e);
 	int before, rc = -1;
 
 	if (n <= 0 || n > RB_MAX_FAILURES_MAX)

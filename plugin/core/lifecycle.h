@@ -70,6 +70,14 @@ int rb_lifecycle_epilog(const rb_config *cfg, const char *cluster,
 			int signal, const char *detail, int64_t now,
 			rb_err *err);
 
+/* The same, with the detail fetched by fn(ctx) only when the end recorded is
+ * an interruption (the glue asks the controller: worth it only then). */
+typedef const char *(*rb_detail_fn)(void *ctx);
+int rb_lifecycle_epilog_fn(const rb_config *cfg, const char *cluster,
+			   uint32_t job_id, int64_t restart_count,
+			   int exit_code, int signal, rb_detail_fn fn,
+			   void *ctx, int64_t now, rb_err *err);
+
 /*
  * Would the job's next attempt be refused? Charges a copy of the budget as
  * the next prolog would (with the limits of the current attempt) and returns

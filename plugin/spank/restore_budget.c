@@ -59,6 +59,10 @@ static struct {
 	int64_t attempt;
 	rb_phase phase;
 	char checkpoint[RB_PATH_MAX];
+	rb_config *cfg;        /* user_init's, kept for task_post_fork */
+	bool exported;         /* the job's environment was set */
+	bool closed;           /* on_error = "closed" */
+	char config_path[RB_PATH_MAX];
 	char warning[RB_ERR_MAX + 128]; /* printed to the job's stderr by task_init */
 } step;
 
@@ -281,11 +285,12 @@ static void controller_account(uint32_t job_id, char *buf, size_t len)
 	free_fn(msg);
 }
 
-/* Preempted, or requeued by someone (scontrol requeue)? For the event log. */
-static const char *controller_interruption(uint32_t job_id)
+/* Preempted, or requeued by someone (scontrol requeue)? For the event log.
+ * ctx points at the job id (an rb_detail_fn). */
+static const char *controller_interruption(void *ctx)
 {
 	free_job_fn free_fn;
-	job_info_msg_t *msg = controller_job(job_id, &free_fn);
+	job_info_msg_t *msg = controller_job(*(uint32_t *)ctx, &free_fn);
 	const char *what;
 
 	if (!msg)
@@ -442,9 +447,7 @@ static void parse_exit_code2(const char *s, int *exit_code, int *sig)
 
 static void epilog(spank_t sp)
 {
-	const char *detail = NULL;
 	rb_config *cfg;
-	rb_record rec;
 	rb_err err;
 	uint32_t job_id;
 	int64_t count = 0;
@@ -459,15 +462,12 @@ static void epilog(spank_t sp)
 	}
 	env_int64(getenv("SLURM_JOB_RESTART_COUNT"), &count);
 	parse_exit_code2(getenv("SLURM_JOB_EXIT_CODE2"), &exit_code, &sig);
-	if (rb_lifecycle_read(cfg, cluster_name(), job_id, &rec, &err) != 0)
-		goto out; /* untracked, or the error was logged at the prolog */
-	/* Only an interruption costs a controller query (it is rare). */
-	if (count > rec.budget.cur.attempt)
-		detail = controller_interruption(job_id);
-	if (rb_lifecycle_epilog(cfg, cluster_name(), job_id, count, exit_code,
-				sig, detail, time(NULL), &err) < 0)
+	/* An untracked job has no record: nothing happens. Only an
+	 * interruption costs a controller query (it is rare). */
+	if (rb_lifecycle_epilog_fn(cfg, cluster_name(), job_id, count,
+				   exit_code, sig, controller_interruption,
+				   &job_id, time(NULL), &err) < 0)
 		rb_log(RB_LOG_ERROR, "epilog: job %u: %s", job_id, err.msg);
-out:
 	rb_config_free(cfg);
 }
 
@@ -692,9 +692,15 @@ static void batch_user_init(spank_t sp)
 					 err.msg);
 		goto out;
 	}
-	if (rec.budget.cur.end != RB_END_NONE &&
-	    catch_up_start(cfg, &rec, &opts, ckpt_dir) == -2)
-		goto out; /* could not give up root: export nothing */
+	if (rec.budget.cur.end != RB_END_NONE) {
+		rc = catch_up_start(cfg, &rec, &opts, ckpt_dir);
+		if (rc == -2)
+			goto out; /* could not give up root: export nothing */
+		if (rc < 0) {
+			step_error(cfg, "this attempt could not be recorded in the ledger (see slurmd.log)");
+			goto out;
+		}
+	}
 	step.attempt = rec.budget.cur.attempt;
 	{
 		/* The same resolution the prolog made: tell the job what was
@@ -736,7 +742,12 @@ static void batch_user_init(spank_t sp)
 		   sizeof(step.checkpoint));
 	step.phase = rb_engine_start_phase(step.attempt, step.checkpoint);
 	step.tracked = true;
+	step.closed = cfg->on_error == RB_ON_ERROR_CLOSED;
+	rb_strlcpy(step.config_path, cfg->path, sizeof(step.config_path));
 	export_env(sp, cfg, &rec);
+	step.exported = true;
+	step.cfg = cfg; /* task_post_fork records with the same config */
+	return;
 out:
 	rb_config_free(cfg);
 }
@@ -744,15 +755,13 @@ out:
 /* Root again: record what the attempt was handed. */
 static void batch_post_fork(void)
 {
-	rb_config *cfg;
+	rb_config *cfg = step.cfg;
 	rb_err err;
 
-	if (!step.tracked)
+	if (!step.tracked || !cfg)
 		return;
 	step.tracked = false; /* once per step, not once per task */
-	cfg = load_config(&err);
-	if (!cfg)
-		return;
+	step.cfg = NULL;
 	if (rb_lifecycle_report(cfg, step.cluster, step.job_id, step.attempt,
 				step.phase, step.checkpoint, &err) < 0)
 		rb_log(RB_LOG_ERROR, "job %u attempt %" PRId64 ": %s",
@@ -834,9 +843,48 @@ int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
 	return 0;
 }
 
+/*
+ * The last check, where the attempt number is finally visible: if the ledger
+ * is behind (the prolog could not write, state_dir full or read-only), the
+ * numbers exported in user_init belong to the previous attempt. closed:
+ * refuse; open: run untracked, keeping only the checkpoint path.
+ */
+static void check_attempt_recorded(spank_t sp)
+{
+	static const char *const stale[] = {
+		"RESTORE_BUDGET_PHASE", "RESTORE_BUDGET_FAILURES",
+		"RESTORE_BUDGET_MAX_FAILURES", "RESTORE_BUDGET_RESTORE_FAILURES",
+		"RESTORE_BUDGET_RESTORE_RETRY_NUM", "RESTORE_BUDGET_RESTORES_LEFT",
+		"RESTORE_BUDGET_LAST_END", "RESTORE_BUDGET_ACK_FILE",
+	};
+	char buf[32];
+	int64_t n = 0;
+
+	if (!step.exported || step.refuse)
+		return;
+	if (spank_getenv(sp, "SLURM_RESTART_COUNT", buf, sizeof(buf)) ==
+	    ESPANK_SUCCESS && !env_int64(buf, &n))
+		return;
+	if (n == step.attempt)
+		return;
+	if (step.closed) {
+		step.refuse = true;
+		snprintf(step.refuse_msg, sizeof(step.refuse_msg),
+			 RB_PREFIX "job %u refused: attempt %" PRId64 " could not be recorded in the ledger (see slurmd.log) (on_error = \"closed\" in %s; ask your admin)\n",
+			 step.job_id, n, step.config_path);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(stale) / sizeof(stale[0]); i++)
+		spank_unsetenv(sp, stale[i]);
+	setenv_int(sp, "RESTORE_BUDGET_ATTEMPT", n);
+	fprintf(stderr, RB_PREFIX "attempt %" PRId64 " could not be recorded in the ledger (see slurmd.log): it runs untracked; RESTORE_BUDGET_CHECKPOINT still names the last known checkpoint\n",
+		n);
+}
+
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
 	enter(ac, av);
+	check_attempt_recorded(sp);
 	if (step.warning[0])
 		fputs(step.warning, stderr);
 	if (!step.refuse)
