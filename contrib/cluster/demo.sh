@@ -40,7 +40,7 @@ export RESTORE_BUDGET_CONFIG=$CONF
 budget() {
     if [[ -x $CLI ]]; then
         "$CLI" --config "$CONF" --cluster rbtest show "$1" 2>/dev/null |
-            grep -E '^ *(attempt|phase|failures|restore failures|restores left|checkpoint|exhausted)' |
+            grep -E '^ *(attempt|phase|failures F/M|restores r/R|restores_left|checkpoint|exhausted|last end):' |
             sed 's/^ */    /'
     else
         local rec
