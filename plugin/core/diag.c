@@ -28,19 +28,23 @@ void rb_log(rb_log_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg + prefix, sizeof(msg) - prefix, fmt, ap);
 	va_end(ap);
+	/* Messages carry user-chosen names (checkpoint paths): a newline in
+	 * one must not forge a line in slurmd's log. */
+	for (char *c = msg; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
 	(current_sink ? current_sink : stderr_sink)(level, msg);
 }
 
-int rb_err_set(rb_err *err, const char *fmt, ...)
+void rb_err_setf(rb_err *err, const char *fmt, ...)
 {
 	va_list ap;
 
 	if (!err)
-		return -1;
+		return;
 	va_start(ap, fmt);
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
-	return -1;
 }
 
 int rb_strlcpy(char *dst, const char *src, size_t dstlen)

@@ -37,9 +37,13 @@ typedef struct {
 } rb_err;
 
 /* Set err->msg (no prefix is added; callers add RB_PREFIX where they print).
- * err may be NULL. Always returns -1 so that `return rb_err_set(...)` works. */
-int rb_err_set(rb_err *err, const char *fmt, ...)
+ * err may be NULL. */
+void rb_err_setf(rb_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* rb_err_setf, as an expression worth -1, so that `return rb_err_set(...)`
+ * works and static analyzers see the -1 in every caller. */
+#define rb_err_set(err, ...) ({ rb_err_setf((err), __VA_ARGS__); -1; })
 
 /* Copy src into dst (size dstlen), always NUL-terminated.
  * Returns 0, or -1 if src did not fit (dst then holds a truncated copy). */

@@ -8,6 +8,7 @@
  */
 #include "engine.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -62,21 +63,35 @@ static rb_end end_as_charged(const rb_attempt *a)
 	return RB_END_INTERRUPTED;
 }
 
+/* Counters saturate instead of overflowing: a record edited by hand (with
+ * a recomputed checksum) may hold INT_MAX; one more charge must not be UB. */
+static void bump(int *v)
+{
+	if (*v < INT_MAX)
+		(*v)++;
+}
+
+static void bump64(int64_t *v)
+{
+	if (*v < INT64_MAX)
+		(*v)++;
+}
+
 static rb_charge_kind charge_restore_failure(rb_budget *b, const rb_limits *l)
 {
-	b->restore_failures_total++;
+	bump64(&b->restore_failures_total);
 	if (l->accounting == RB_ACCOUNTING_RAY) {
 		if (b->restore_failures < l->restore_retry_num) {
-			b->restore_failures++;
+			bump(&b->restore_failures);
 			return RB_CHARGE_RESTORE_FAILURE;
 		}
-		b->failures++;
+		bump(&b->failures);
 		return RB_CHARGE_RESTORE_OVER;
 	}
-	b->restore_failures++;
+	bump(&b->restore_failures);
 	/* >= rather than ==: an admin may have lowered R since r was counted */
 	if (b->restore_failures >= l->restore_retry_num) {
-		b->failures++;
+		bump(&b->failures);
 		b->restore_failures = 0;
 		return RB_CHARGE_RESTORE_CONVERTED;
 	}
@@ -94,20 +109,20 @@ static void charge_attempt(rb_budget *b, const rb_attempt *a,
 	c->restore_failures_before = b->restore_failures;
 
 	if (c->end == RB_END_INTERRUPTED)
-		b->interruptions++;
+		bump64(&b->interruptions);
 	if (c->phase == RB_PHASE_RESTORING) {
 		c->kind = charge_restore_failure(b, l);
 	} else if (c->end == RB_END_FAILED) {
-		b->failures++;
+		bump(&b->failures);
 		c->kind = RB_CHARGE_FAILURE;
 	} else if (l->count_preemptions) {
-		b->failures++;
+		bump(&b->failures);
 		c->kind = RB_CHARGE_PREEMPTION;
 	} else {
 		c->kind = RB_CHARGE_NONE;
 	}
 	if (c->kind != RB_CHARGE_NONE && c->kind != RB_CHARGE_RESTORE_FAILURE)
-		b->failures_total++;
+		bump64(&b->failures_total);
 	b->last_charged = a->attempt;
 	b->prev_end = c->end;
 	b->prev_end_code = c->end == RB_END_FAILED ? a->end_code : 0;

@@ -434,15 +434,26 @@ out:
 	rb_config_free(cfg);
 }
 
-/* SLURM_JOB_EXIT_CODE2 is "EXIT:SIGNAL". */
+/* SLURM_JOB_EXIT_CODE2 is "EXIT:SIGNAL"; anything else counts as 0:0. */
 static void parse_exit_code2(const char *s, int *exit_code, int *sig)
 {
+	char *end;
+	long e, g;
+
 	*exit_code = 0;
 	*sig = 0;
-	if (s && sscanf(s, "%d:%d", exit_code, sig) != 2) {
-		*exit_code = 0;
-		*sig = 0;
-	}
+	if (!s)
+		return;
+	errno = 0;
+	e = strtol(s, &end, 10);
+	if (errno || end == s || *end != ':' || e < 0 || e > 255)
+		return;
+	s = end + 1;
+	g = strtol(s, &end, 10);
+	if (errno || end == s || *end || g < 0 || g > 128)
+		return;
+	*exit_code = (int)e;
+	*sig = (int)g;
 }
 
 static void epilog(spank_t sp)
