@@ -52,6 +52,57 @@
 #define FIX_HINT "fix the value, then run restore-budget check-config"
 #define FILE_HINT "fix the file, then run restore-budget check-config"
 
+/*
+ * A setting of the file, as the checks below see it: a compact copy of
+ * libconfig's tree (one allocation, members linked in file order), so that
+ * lookups do not pay for libconfig's per-character name comparisons.
+ */
+typedef struct cnode cnode;
+struct cnode {
+	const char *name;       /* NULL for the root */
+	int type;               /* CONFIG_TYPE_* */
+	unsigned int line;      /* libconfig's source line */
+	const cnode *parent;
+	cnode *first, *last;    /* a group's members, in file order */
+	cnode *next;
+	int n;                  /* number of members */
+	long long i;            /* INT, INT64 */
+	double f;               /* FLOAT */
+	int b;                  /* BOOL */
+	const char *s;          /* STRING */
+};
+
+static const char *cn_name(const cnode *s) { return s->name; }
+static int cn_type(const cnode *s) { return s->type; }
+static int cn_int(const cnode *s) { return (int)s->i; }
+static long long cn_int64(const cnode *s) { return s->i; }
+static double cn_float(const cnode *s) { return s->f; }
+static int cn_bool(const cnode *s) { return s->b; }
+static const char *cn_string(const cnode *s) { return s->s; }
+static int cn_length(const cnode *s) { return s->n; }
+static unsigned int cn_line(const cnode *s) { return s->line; }
+
+static const cnode *cn_elem(const cnode *g, unsigned int i)
+{
+	const cnode *c = g->first;
+
+	while (c && i--)
+		c = c->next;
+	return c;
+}
+
+static void cn_add(cnode *g, cnode *c)
+{
+	c->parent = g;
+	c->next = NULL;
+	if (g->last)
+		g->last->next = c;
+	else
+		g->first = c;
+	g->last = c;
+	g->n++;
+}
+
 /* An integer literal libconfig 1.5 would store wrapped (see top). */
 typedef struct {
 	unsigned int line;      /* where the literal is */
@@ -68,14 +119,21 @@ typedef struct {
 	size_t n_big;
 } load_ctx;
 
-/* An integer setting as read: the value, or that it did not fit. */
+/* An integer setting as read: the value, or that it did not fit. Its key
+ * path and shown value are only built for a message (see iv_key, iv_shown):
+ * doing it for every setting cost more than the checks themselves. */
 typedef struct {
-	const config_setting_t *s;
-	char key[256];      /* dotted path, e.g. "partitions.preempt.max_failures" */
-	char shown[64];     /* the value as it appears in messages */
+	const cnode *s;
+	const char *big;    /* the literal as written, when it did not fit */
 	long long v;
 	bool overflow;      /* did not fit in an int: always out of range */
 } int_value;
+
+/* Buffers for one message about an int_value. */
+typedef struct {
+	char key[256];      /* dotted path, e.g. "partitions.preempt.max_failures" */
+	char shown[64];     /* the value as it appears in messages */
+} iv_text;
 
 static const char *const top_keys[] = {
 	"state_dir", "max_failures", "restore_retry_num", "restore_timeout",
@@ -131,14 +189,14 @@ static void escape(const char *s, char *buf, size_t len)
 }
 
 /* "a.b.c" from the root down to s. */
-static void key_path(const config_setting_t *s, char *buf, size_t len)
+static void key_path(const cnode *s, char *buf, size_t len)
 {
 	const char *names[16];
 	size_t n = 0, o = 0;
 
 	buf[0] = '\0';
-	for (; s && n < 16; s = config_setting_parent(s)) {
-		const char *name = config_setting_name(s);
+	for (; s && n < 16; s = s->parent) {
+		const char *name = cn_name(s);
 
 		if (name)
 			names[n++] = name;
@@ -154,22 +212,23 @@ static void key_path(const config_setting_t *s, char *buf, size_t len)
 }
 
 /* The value of s as it would appear in the file. */
-static void describe(const config_setting_t *s, char *buf, size_t len)
+static void describe(const cnode *s, char *buf, size_t len)
 {
 	char tmp[128];
 
-	switch (config_setting_type(s)) {
+	switch (cn_type(s)) {
 	case CONFIG_TYPE_INT:
-		snprintf(buf, len, "%d", config_setting_get_int(s));
+		snprintf(buf, len, "%d", cn_int(s));
 		break;
 	case CONFIG_TYPE_INT64:
-		snprintf(buf, len, "%lldL", config_setting_get_int64(s));
+		snprintf(buf, len, "%lldL", cn_int64(s));
 		break;
 	case CONFIG_TYPE_FLOAT: {
-		double d = config_setting_get_float(s);
+		double d = cn_float(s);
 
 		/* keep the point: "2.0", not "2", or the message makes no sense */
-		if (d == (double)(long long)d && d > -1e15 && d < 1e15)
+		/* (range first: casting inf or nan to long long is undefined) */
+		if (d > -1e15 && d < 1e15 && d == (double)(long long)d)
 			snprintf(buf, len, "%.1f", d);
 		else
 			snprintf(buf, len, "%g", d);
@@ -177,10 +236,10 @@ static void describe(const config_setting_t *s, char *buf, size_t len)
 	}
 	case CONFIG_TYPE_BOOL:
 		snprintf(buf, len, "%s",
-			 config_setting_get_bool(s) ? "true" : "false");
+			 cn_bool(s) ? "true" : "false");
 		break;
 	case CONFIG_TYPE_STRING:
-		escape(config_setting_get_string(s), tmp, sizeof(tmp));
+		escape(cn_string(s), tmp, sizeof(tmp));
 		snprintf(buf, len, "\"%s\"", tmp);
 		break;
 	case CONFIG_TYPE_GROUP:
@@ -231,13 +290,13 @@ static void join_keys(const char *const *names, char *buf, size_t len)
 }
 
 /* "path:line: message" for setting s. Always returns -1. */
-static int fail_at(load_ctx *ctx, const config_setting_t *s,
+static int fail_at(load_ctx *ctx, const cnode *s,
 		   const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail_at(load_ctx *ctx, const config_setting_t *s,
+static int fail_at(load_ctx *ctx, const cnode *s,
 		   const char *fmt, ...)
 {
 	char msg[RB_ERR_MAX];
-	unsigned int line = s ? config_setting_source_line(s) : 0;
+	unsigned int line = s ? cn_line(s) : 0;
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -248,7 +307,7 @@ static int fail_at(load_ctx *ctx, const config_setting_t *s,
 	return rb_err_set(ctx->err, "%s: %s", ctx->path, msg);
 }
 
-static int fail_type(load_ctx *ctx, const config_setting_t *s,
+static int fail_type(load_ctx *ctx, const cnode *s,
 		     const char *expected)
 {
 	char key[256], val[160];
@@ -441,25 +500,34 @@ static int prescan(load_ctx *ctx, const char *text, size_t len)
 
 /* ---- typed lookups ------------------------------------------------------ */
 
-/* Every member of group must be one of known[]. */
-static int check_known(load_ctx *ctx, const config_setting_t *group,
-		       const char *const *known)
+/* Every member of group must be one of known[]. One pass over the members
+ * also files each under its name in slots[] (index of known[]; NULL when
+ * absent): libconfig 1.5's config_setting_get_member compares names with
+ * two strchr() per character, and was a fifth of a config load. Names are
+ * unique in a group (libconfig refuses a duplicate at parse time). */
+static int check_known(load_ctx *ctx, const cnode *group,
+		       const char *const *known, const cnode **slots)
 {
-	int n = config_setting_length(group);
-	char where[256], list[512];
+	int n = cn_length(group);
+	size_t k;
 
-	key_path(group, where, sizeof(where));
+	for (k = 0; known[k]; k++)
+		slots[k] = NULL;
 	for (int i = 0; i < n; i++) {
-		const config_setting_t *s = config_setting_get_elem(group, i);
-		const char *name = config_setting_name(s);
-		char key[256];
-		size_t k;
+		const cnode *s = cn_elem(group, i);
+		const char *name = cn_name(s);
+		char where[256], key[256], list[512];
 
 		for (k = 0; known[k]; k++)
-			if (name && strcmp(name, known[k]) == 0)
+			if (name && name[0] == known[k][0] &&
+			    strcmp(name, known[k]) == 0)
 				break;
-		if (known[k])
+		if (known[k]) {
+			if (!slots[k])
+				slots[k] = s;
 			continue;
+		}
+		key_path(group, where, sizeof(where));
 		key_path(s, key, sizeof(key));
 		join_keys(known, list, sizeof(list));
 		if (where[0])
@@ -472,16 +540,35 @@ static int check_known(load_ctx *ctx, const config_setting_t *group,
 	return 0;
 }
 
-/* Read an integer setting (int, or int64 that fits); floats are errors. */
-static int read_int(load_ctx *ctx, const config_setting_t *s, int_value *iv)
+/* The member called name, as filed by check_known (name is one of known). */
+static const cnode *member(const char *const *known,
+				      const cnode *const *slots,
+				      const char *name)
 {
-	const char *name = config_setting_name(s);
-	unsigned int line = config_setting_source_line(s);
-	int type = config_setting_type(s);
+	size_t k;
 
-	memset(iv, 0, sizeof(*iv));
+	/* name is a literal of this file, mostly the very one in known[]
+	 * (identical literals are merged): try the pointers first */
+	for (k = 0; known[k]; k++)
+		if (known[k] == name)
+			return slots[k];
+	for (k = 0; known[k]; k++)
+		if (strcmp(known[k], name) == 0)
+			return slots[k];
+	return NULL;
+}
+
+/* Read an integer setting (int, or int64 that fits); floats are errors. */
+static int read_int(load_ctx *ctx, const cnode *s, int_value *iv)
+{
+	const char *name = cn_name(s);
+	unsigned int line = cn_line(s);
+	int type = cn_type(s);
+
 	iv->s = s;
-	key_path(s, iv->key, sizeof(iv->key));
+	iv->big = NULL;
+	iv->v = 0;
+	iv->overflow = false;
 	if (type != CONFIG_TYPE_INT && type != CONFIG_TYPE_INT64)
 		return fail_type(ctx, s, "an integer");
 	for (size_t i = 0; i < ctx->n_big; i++) {
@@ -492,37 +579,47 @@ static int read_int(load_ctx *ctx, const config_setting_t *s, int_value *iv)
 		    strcmp(b->name, name) == 0) {
 			b->used = true;
 			iv->overflow = true;
-			rb_strlcpy(iv->shown, b->text, sizeof(iv->shown));
+			iv->big = b->text;
 			return 0;
 		}
 	}
 	if (type == CONFIG_TYPE_INT)
-		iv->v = config_setting_get_int(s);
+		iv->v = cn_int(s);
 	else
-		iv->v = config_setting_get_int64(s);
+		iv->v = cn_int64(s);
 	iv->overflow = iv->v < INT_MIN || iv->v > INT_MAX;
-	snprintf(iv->shown, sizeof(iv->shown), "%lld", iv->v);
 	return 0;
 }
 
-static int read_bool(load_ctx *ctx, const config_setting_t *s, bool *out)
+/* The key path and value of iv, for a message. */
+static const iv_text *iv_describe(const int_value *iv, iv_text *t)
 {
-	if (config_setting_type(s) != CONFIG_TYPE_BOOL)
+	key_path(iv->s, t->key, sizeof(t->key));
+	if (iv->big)
+		rb_strlcpy(t->shown, iv->big, sizeof(t->shown));
+	else
+		snprintf(t->shown, sizeof(t->shown), "%lld", iv->v);
+	return t;
+}
+
+static int read_bool(load_ctx *ctx, const cnode *s, bool *out)
+{
+	if (cn_type(s) != CONFIG_TYPE_BOOL)
 		return fail_type(ctx, s, "true or false");
-	*out = config_setting_get_bool(s) != 0;
+	*out = cn_bool(s) != 0;
 	return 0;
 }
 
-static int read_string(load_ctx *ctx, const config_setting_t *s,
+static int read_string(load_ctx *ctx, const cnode *s,
 		       const char **out)
 {
-	if (config_setting_type(s) != CONFIG_TYPE_STRING)
+	if (cn_type(s) != CONFIG_TYPE_STRING)
 		return fail_type(ctx, s, "a string in double quotes");
-	*out = config_setting_get_string(s);
+	*out = cn_string(s);
 	return 0;
 }
 
-static int read_enum(load_ctx *ctx, const config_setting_t *s,
+static int read_enum(load_ctx *ctx, const cnode *s,
 		     const char *const *names, int *out)
 {
 	const char *v = NULL;
@@ -543,10 +640,10 @@ static int read_enum(load_ctx *ctx, const config_setting_t *s,
 		       key, shown, list, FIX_HINT);
 }
 
-static int require_group(load_ctx *ctx, const config_setting_t *s,
+static int require_group(load_ctx *ctx, const cnode *s,
 			 const char *expected)
 {
-	if (config_setting_type(s) != CONFIG_TYPE_GROUP)
+	if (cn_type(s) != CONFIG_TYPE_GROUP)
 		return fail_type(ctx, s, expected);
 	return 0;
 }
@@ -561,31 +658,35 @@ static const char *accounting_name(rb_accounting a)
 static int check_range(load_ctx *ctx, const int_value *iv, long long min,
 		       long long max, const char *unit)
 {
+	iv_text t;
+
 	if (!iv->overflow && iv->v >= min && iv->v <= max)
 		return 0;
 	return fail_at(ctx, iv->s, "%s = %s is out of range: must be %lld..%lld%s (%s)",
-		       iv->key, iv->shown, min, max, unit, FIX_HINT);
+		       iv_describe(iv, &t)->key, t.shown, min, max, unit, FIX_HINT);
 }
 
 /* M: 0..cap, or -1 with limits.allow_unlimited. */
 static int check_max_failures(load_ctx *ctx, const int_value *iv,
 			      const rb_config *cfg)
 {
+	iv_text t;
+
 	if (!iv->overflow && iv->v == RB_UNLIMITED) {
 		if (cfg->caps.allow_unlimited)
 			return 0;
 		return fail_at(ctx, iv->s,
 			       "%s = -1 (unlimited) is not allowed: limits.allow_unlimited is false (set limits.allow_unlimited = true, or give a value 0..%d, then run restore-budget check-config)",
-			       iv->key, cfg->caps.max_failures);
+			       iv_describe(iv, &t)->key, cfg->caps.max_failures);
 	}
 	if (iv->overflow || iv->v < 0 || iv->v > RB_MAX_FAILURES_MAX)
 		return fail_at(ctx, iv->s,
 			       "%s = %s is out of range: must be 0..%d, or -1 for unlimited (%s)",
-			       iv->key, iv->shown, RB_MAX_FAILURES_MAX, FIX_HINT);
+			       iv_describe(iv, &t)->key, t.shown, RB_MAX_FAILURES_MAX, FIX_HINT);
 	if (iv->v > cfg->caps.max_failures)
 		return fail_at(ctx, iv->s,
 			       "%s = %s exceeds the cap limits.max_failures = %d (lower it to at most %d or raise the cap, then run restore-budget check-config)",
-			       iv->key, iv->shown, cfg->caps.max_failures,
+			       iv_describe(iv, &t)->key, t.shown, cfg->caps.max_failures,
 			       cfg->caps.max_failures);
 	return 0;
 }
@@ -595,16 +696,17 @@ static int check_retry(load_ctx *ctx, const int_value *iv,
 		       const rb_config *cfg)
 {
 	int min = cfg->accounting == RB_ACCOUNTING_GROUPED ? 1 : 0;
+	iv_text t;
 
 	if (iv->overflow || iv->v < min || iv->v > RB_RESTORE_RETRY_MAX)
 		return fail_at(ctx, iv->s,
 			       "%s = %s is out of range: must be %d..%d with restore_accounting = \"%s\" (%s)",
-			       iv->key, iv->shown, min, RB_RESTORE_RETRY_MAX,
+			       iv_describe(iv, &t)->key, t.shown, min, RB_RESTORE_RETRY_MAX,
 			       accounting_name(cfg->accounting), FIX_HINT);
 	if (iv->v > cfg->caps.restore_retry_num)
 		return fail_at(ctx, iv->s,
 			       "%s = %s exceeds the cap limits.restore_retry_num = %d (lower it to at most %d or raise the cap, then run restore-budget check-config)",
-			       iv->key, iv->shown, cfg->caps.restore_retry_num,
+			       iv_describe(iv, &t)->key, t.shown, cfg->caps.restore_retry_num,
 			       cfg->caps.restore_retry_num);
 	return 0;
 }
@@ -615,7 +717,7 @@ static int check_timeout(load_ctx *ctx, const int_value *iv)
 }
 
 /* A file name (checkpoint.pattern / checkpoint.latest). */
-static int check_file_name(load_ctx *ctx, const config_setting_t *s,
+static int check_file_name(load_ctx *ctx, const cnode *s,
 			   const char *v, bool no_dot)
 {
 	char key[256], shown[160];
@@ -633,50 +735,50 @@ static int check_file_name(load_ctx *ctx, const config_setting_t *s,
 
 /* ---- sections ----------------------------------------------------------- */
 
-static int load_limits(load_ctx *ctx, const config_setting_t *g,
+static int load_limits(load_ctx *ctx, const cnode *g,
 		       rb_config *cfg)
 {
-	const config_setting_t *s;
+	const cnode *s, *m[sizeof(limits_keys) / sizeof(*limits_keys)];
 	int_value iv;
 
 	if (require_group(ctx, g, "a group { max_failures = N; restore_retry_num = N; allow_unlimited = BOOL; }") < 0 ||
-	    check_known(ctx, g, limits_keys) < 0)
+	    check_known(ctx, g, limits_keys, m) < 0)
 		return -1;
-	if ((s = config_setting_get_member(g, "max_failures"))) {
+	if ((s = member(limits_keys, m, "max_failures"))) {
 		if (read_int(ctx, s, &iv) < 0 ||
 		    check_range(ctx, &iv, 0, RB_MAX_FAILURES_MAX, "") < 0)
 			return -1;
 		cfg->caps.max_failures = (int)iv.v;
 	}
-	if ((s = config_setting_get_member(g, "restore_retry_num"))) {
+	if ((s = member(limits_keys, m, "restore_retry_num"))) {
 		if (read_int(ctx, s, &iv) < 0 ||
 		    check_range(ctx, &iv, 1, RB_RESTORE_RETRY_MAX, "") < 0)
 			return -1;
 		cfg->caps.restore_retry_num = (int)iv.v;
 	}
-	if ((s = config_setting_get_member(g, "allow_unlimited")) &&
+	if ((s = member(limits_keys, m, "allow_unlimited")) &&
 	    read_bool(ctx, s, &cfg->caps.allow_unlimited) < 0)
 		return -1;
 	return 0;
 }
 
-static int load_checkpoint(load_ctx *ctx, const config_setting_t *g,
+static int load_checkpoint(load_ctx *ctx, const cnode *g,
 			   rb_config *cfg)
 {
-	const config_setting_t *s;
+	const cnode *s, *m[sizeof(checkpoint_keys) / sizeof(*checkpoint_keys)];
 	const char *v = NULL;
 
 	if (require_group(ctx, g, "a group { pattern = \"...\"; latest = \"...\"; }") < 0 ||
-	    check_known(ctx, g, checkpoint_keys) < 0)
+	    check_known(ctx, g, checkpoint_keys, m) < 0)
 		return -1;
-	if ((s = config_setting_get_member(g, "pattern"))) {
+	if ((s = member(checkpoint_keys, m, "pattern"))) {
 		if (read_string(ctx, s, &v) < 0 ||
 		    check_file_name(ctx, s, v, false) < 0)
 			return -1;
 		if (replace_string(&cfg->checkpoint_pattern, v) < 0)
 			return rb_err_set(ctx->err, "%s: out of memory", ctx->path);
 	}
-	if ((s = config_setting_get_member(g, "latest"))) {
+	if ((s = member(checkpoint_keys, m, "latest"))) {
 		if (read_string(ctx, s, &v) < 0 ||
 		    check_file_name(ctx, s, v, true) < 0)
 			return -1;
@@ -687,18 +789,18 @@ static int load_checkpoint(load_ctx *ctx, const config_setting_t *g,
 }
 
 /* One partition or account group. out->name is set by the caller. */
-static int load_overrides(load_ctx *ctx, const config_setting_t *g,
+static int load_overrides(load_ctx *ctx, const cnode *g,
 			  const rb_config *cfg, rb_overrides *out,
 			  const char **name)
 {
-	const config_setting_t *s;
+	const cnode *s, *m[sizeof(override_keys) / sizeof(*override_keys)];
 	int_value iv;
 
-	*name = config_setting_name(g);
+	*name = cn_name(g);
 	if (require_group(ctx, g, "a group { max_failures = N; restore_retry_num = N; restore_timeout = SEC; }") < 0 ||
-	    check_known(ctx, g, override_keys) < 0)
+	    check_known(ctx, g, override_keys, m) < 0)
 		return -1;
-	if ((s = config_setting_get_member(g, "name"))) {
+	if ((s = member(override_keys, m, "name"))) {
 		char key[256], shown[160];
 
 		if (read_string(ctx, s, name) < 0)
@@ -711,20 +813,20 @@ static int load_overrides(load_ctx *ctx, const config_setting_t *g,
 				       key, shown, RB_NAME_MAX, FIX_HINT);
 		}
 	}
-	if ((s = config_setting_get_member(g, "max_failures"))) {
+	if ((s = member(override_keys, m, "max_failures"))) {
 		if (read_int(ctx, s, &iv) < 0 ||
 		    check_max_failures(ctx, &iv, cfg) < 0)
 			return -1;
 		out->has_max_failures = true;
 		out->max_failures = (int)iv.v;
 	}
-	if ((s = config_setting_get_member(g, "restore_retry_num"))) {
+	if ((s = member(override_keys, m, "restore_retry_num"))) {
 		if (read_int(ctx, s, &iv) < 0 || check_retry(ctx, &iv, cfg) < 0)
 			return -1;
 		out->has_restore_retry_num = true;
 		out->restore_retry_num = (int)iv.v;
 	}
-	if ((s = config_setting_get_member(g, "restore_timeout"))) {
+	if ((s = member(override_keys, m, "restore_timeout"))) {
 		if (read_int(ctx, s, &iv) < 0 || check_timeout(ctx, &iv) < 0)
 			return -1;
 		out->has_restore_timeout = true;
@@ -734,23 +836,23 @@ static int load_overrides(load_ctx *ctx, const config_setting_t *g,
 }
 
 /* partitions = { NAME = { ... }; ... } or accounts = { ... }. */
-static int load_named(load_ctx *ctx, const config_setting_t *g,
+static int load_named(load_ctx *ctx, const cnode *g,
 		      const rb_config *cfg, bool ignore_case,
 		      rb_named_overrides **arr, size_t *count)
 {
 	int n;
-	const char *what = config_setting_name(g);
+	const char *what = cn_name(g);
 
 	if (require_group(ctx, g, "a group { NAME = { max_failures = N; ... }; ... }") < 0)
 		return -1;
-	n = config_setting_length(g);
+	n = cn_length(g);
 	if (n == 0)
 		return 0;
 	*arr = calloc((size_t)n, sizeof(**arr));
 	if (!*arr)
 		return rb_err_set(ctx->err, "%s: out of memory", ctx->path);
 	for (int i = 0; i < n; i++) {
-		const config_setting_t *e = config_setting_get_elem(g, i);
+		const cnode *e = cn_elem(g, i);
 		rb_named_overrides *o = &(*arr)[*count];
 		const char *name;
 
@@ -766,9 +868,9 @@ static int load_named(load_ctx *ctx, const config_setting_t *g,
 			escape(name, shown, sizeof(shown));
 			return fail_at(ctx, e,
 				       "%s.%s: \"%s\" is already configured by %s.%s at line %u (%skeep one group for it, then run restore-budget check-config)",
-				       what, config_setting_name(e), shown, what,
-				       config_setting_name(config_setting_get_elem(g, (unsigned int)k)),
-				       config_setting_source_line(config_setting_get_elem(g, (unsigned int)k)),
+				       what, cn_name(e), shown, what,
+				       cn_name(cn_elem(g, (unsigned int)k)),
+				       cn_line(cn_elem(g, (unsigned int)k)),
 				       ignore_case ? "account names match ignoring case; " : "");
 		}
 		o->name = strdup(name);
@@ -780,50 +882,53 @@ static int load_named(load_ctx *ctx, const config_setting_t *g,
 }
 
 /* The top level, in dependency order: accounting and caps first. */
-static int load_root(load_ctx *ctx, const config_setting_t *root,
+static int load_root(load_ctx *ctx, const cnode *root,
 		     rb_config *cfg)
 {
-	const config_setting_t *s;
+	const cnode *s, *m[sizeof(top_keys) / sizeof(*top_keys)];
 	int_value iv;
 	const char *v = NULL;
 	int e = 0;
 	bool has_m = false, has_r = false;
 
-	if (check_known(ctx, root, top_keys) < 0)
+	if (check_known(ctx, root, top_keys, m) < 0)
 		return -1;
-	if ((s = config_setting_get_member(root, "restore_accounting"))) {
+	if ((s = member(top_keys, m, "restore_accounting"))) {
 		if (read_enum(ctx, s, accounting_names, &e) < 0)
 			return -1;
 		cfg->accounting = (rb_accounting)e;
 	}
-	if ((s = config_setting_get_member(root, "limits")) &&
+	if ((s = member(top_keys, m, "limits")) &&
 	    load_limits(ctx, s, cfg) < 0)
 		return -1;
-	if ((s = config_setting_get_member(root, "state_dir"))) {
+	if ((s = member(top_keys, m, "state_dir"))) {
 		char shown[160];
 
 		if (read_string(ctx, s, &v) < 0)
 			return -1;
-		escape(v, shown, sizeof(shown));
-		if (v[0] != '/')
+		if (v[0] != '/') {
+			escape(v, shown, sizeof(shown));
 			return fail_at(ctx, s,
 				       "state_dir = \"%s\" is not an absolute path: must start with '/' (%s)",
 				       shown, FIX_HINT);
-		if (strlen(v) > RB_STATE_DIR_MAX)
+		}
+		if (strlen(v) > RB_STATE_DIR_MAX) {
+			escape(v, shown, sizeof(shown));
 			return fail_at(ctx, s,
 				       "state_dir = \"%s\" is too long: must be at most %d bytes (%s)",
 				       shown, RB_STATE_DIR_MAX, FIX_HINT);
+		}
 		if (replace_string(&cfg->state_dir, v) < 0)
 			return rb_err_set(ctx->err, "%s: out of memory", ctx->path);
 	}
-	if ((s = config_setting_get_member(root, "max_failures"))) {
+	if ((s = member(top_keys, m, "max_failures"))) {
 		if (read_int(ctx, s, &iv) < 0 ||
 		    check_max_failures(ctx, &iv, cfg) < 0)
 			return -1;
 		cfg->max_failures = (int)iv.v;
 		has_m = true;
 	}
-	if ((s = config_setting_get_member(root, "restore_retry_num"))) {
+	if ((s = member(top_keys, m, "restore_retry_num"))) {
 		if (read_int(ctx, s, &iv) < 0 || check_retry(ctx, &iv, cfg) < 0)
 			return -1;
 		cfg->restore_retry_num = (int)iv.v;
@@ -834,37 +939,37 @@ static int load_root(load_ctx *ctx, const config_setting_t *root,
 		cfg->max_failures = cfg->caps.max_failures;
 	if (!has_r && cfg->restore_retry_num > cfg->caps.restore_retry_num)
 		cfg->restore_retry_num = cfg->caps.restore_retry_num;
-	if ((s = config_setting_get_member(root, "restore_timeout"))) {
+	if ((s = member(top_keys, m, "restore_timeout"))) {
 		if (read_int(ctx, s, &iv) < 0 || check_timeout(ctx, &iv) < 0)
 			return -1;
 		cfg->restore_timeout = (int)iv.v;
 	}
-	if ((s = config_setting_get_member(root, "count_preemptions")) &&
+	if ((s = member(top_keys, m, "count_preemptions")) &&
 	    read_bool(ctx, s, &cfg->count_preemptions) < 0)
 		return -1;
-	if ((s = config_setting_get_member(root, "track"))) {
+	if ((s = member(top_keys, m, "track"))) {
 		if (read_enum(ctx, s, track_names, &e) < 0)
 			return -1;
 		cfg->track = (rb_track)e;
 	}
-	if ((s = config_setting_get_member(root, "on_error"))) {
+	if ((s = member(top_keys, m, "on_error"))) {
 		if (read_enum(ctx, s, on_error_names, &e) < 0)
 			return -1;
 		cfg->on_error = (rb_on_error)e;
 	}
-	if ((s = config_setting_get_member(root, "on_exhausted"))) {
+	if ((s = member(top_keys, m, "on_exhausted"))) {
 		if (read_enum(ctx, s, on_exhausted_names, &e) < 0)
 			return -1;
 		cfg->on_exhausted = (rb_on_exhausted)e;
 	}
-	if ((s = config_setting_get_member(root, "checkpoint")) &&
+	if ((s = member(top_keys, m, "checkpoint")) &&
 	    load_checkpoint(ctx, s, cfg) < 0)
 		return -1;
-	if ((s = config_setting_get_member(root, "partitions")) &&
+	if ((s = member(top_keys, m, "partitions")) &&
 	    load_named(ctx, s, cfg, false, &cfg->partitions,
 		       &cfg->n_partitions) < 0)
 		return -1;
-	if ((s = config_setting_get_member(root, "accounts")) &&
+	if ((s = member(top_keys, m, "accounts")) &&
 	    load_named(ctx, s, cfg, true, &cfg->accounts,
 		       &cfg->n_accounts) < 0)
 		return -1;
@@ -879,6 +984,57 @@ static int load_root(load_ctx *ctx, const config_setting_t *root,
 					  ctx->big[i].name[0] ? " = " : "",
 					  ctx->big[i].text, FIX_HINT);
 	return 0;
+}
+
+/* ---- the setting tree, copied from libconfig's ---------------------------- */
+
+static size_t lc_count(const config_setting_t *s)
+{
+	size_t n = 1;
+
+	if (config_setting_type(s) == CONFIG_TYPE_GROUP)
+		for (int i = 0; i < config_setting_length(s); i++)
+			n += lc_count(config_setting_get_elem(s, (unsigned)i));
+	return n;
+}
+
+/* Copy libconfig's setting s (and a group's members) into nodes[*used..].
+ * Names and strings stay libconfig's: the tree lives no longer than it. */
+static cnode *lc_copy(const config_setting_t *s, cnode *nodes, size_t *used)
+{
+	cnode *c = &nodes[(*used)++];
+
+	memset(c, 0, sizeof(*c));
+	c->name = config_setting_name(s);
+	c->type = config_setting_type(s);
+	c->line = config_setting_source_line(s);
+	switch (c->type) {
+	case CONFIG_TYPE_INT:
+		c->i = config_setting_get_int(s);
+		break;
+	case CONFIG_TYPE_INT64:
+		c->i = config_setting_get_int64(s);
+		break;
+	case CONFIG_TYPE_FLOAT:
+		c->f = config_setting_get_float(s);
+		break;
+	case CONFIG_TYPE_BOOL:
+		c->b = config_setting_get_bool(s);
+		break;
+	case CONFIG_TYPE_STRING:
+		c->s = config_setting_get_string(s);
+		break;
+	case CONFIG_TYPE_GROUP:
+		for (int i = 0; i < config_setting_length(s); i++)
+			cn_add(c, lc_copy(config_setting_get_elem(s, (unsigned)i),
+					  nodes, used));
+		break;
+	default:
+		/* arrays and lists: only ever shown as "[ ... ]" / "( ... )" */
+		c->n = config_setting_length(s);
+		break;
+	}
+	return c;
 }
 
 /* Read the whole file. Keeps errno of the failure for the caller. */
@@ -999,13 +1155,33 @@ void rb_config_free(rb_config *cfg)
 	free(cfg);
 }
 
+/* The checks over a parsed tree: a fresh rb_config, or NULL with err set
+ * (*saved: the errno to leave). */
+static rb_config *load_tree(load_ctx *ctx, const cnode *root, int *saved)
+{
+	rb_config *cfg = rb_config_defaults();
+
+	if (!cfg || replace_string(&cfg->path, ctx->path) < 0) {
+		rb_err_set(ctx->err, "%s: out of memory", ctx->path);
+		*saved = ENOMEM;
+		rb_config_free(cfg);
+		return NULL;
+	}
+	if (load_root(ctx, root, cfg) < 0) {
+		rb_config_free(cfg);
+		return NULL;
+	}
+	return cfg;
+}
+
 int rb_config_load(const char *path, rb_config **out, rb_err *err)
 {
 	load_ctx ctx = { .path = path, .err = err };
 	config_t lc;
 	bool lc_init = false;
 	char *text = NULL;
-	size_t len = 0;
+	size_t len = 0, used = 0;
+	cnode *root = NULL, *nodes = NULL;
 	rb_config *cfg = NULL;
 	int saved = 0;
 
@@ -1038,24 +1214,27 @@ int rb_config_load(const char *path, rb_config **out, rb_err *err)
 			   FILE_HINT);
 		goto fail;
 	}
-	cfg = rb_config_defaults();
-	if (!cfg || replace_string(&cfg->path, path) < 0) {
+	nodes = malloc(lc_count(config_root_setting(&lc)) * sizeof(*nodes));
+	if (!nodes) {
 		rb_err_set(err, "%s: out of memory", path);
 		saved = ENOMEM;
 		goto fail;
 	}
-	if (load_root(&ctx, config_root_setting(&lc), cfg) < 0)
+	root = lc_copy(config_root_setting(&lc), nodes, &used);
+	cfg = load_tree(&ctx, root, &saved);
+	if (!cfg)
 		goto fail;
 	config_destroy(&lc);
+	free(nodes);
 	free(text);
 	free(ctx.big);
 	*out = cfg;
 	return 0;
 
 fail:
-	rb_config_free(cfg);
 	if (lc_init)
 		config_destroy(&lc);
+	free(nodes);
 	free(text);
 	free(ctx.big);
 	errno = saved;

@@ -49,6 +49,8 @@
 
 struct rb_ledger {
 	int dir_fd;                 /* <state_dir>/<cluster> */
+	int ack_fd;                 /* <state_dir>/<cluster>/ack, or -1 (lazy) */
+	int dir_flag;               /* O_PATH (root) or O_RDONLY: see open_subdir */
 	rb_ledger_mode mode;
 	char cluster[CLUSTER_MAX + 1];
 	char path[RB_PATH_MAX];     /* "<state_dir>/<cluster>", for messages */
@@ -59,6 +61,10 @@ struct rb_job {
 	uint32_t job_id;
 	int bucket_fd;
 	int log_fd;                 /* holds the lock */
+	/* The log's size as seen when the lock was taken (nobody appends
+	 * without it), so that the first rb_ledger_append after the lock
+	 * needs no fstat; -1 = ask the file. */
+	off_t log_size;
 };
 
 /* ---- names and checks ---------------------------------------------------- */
@@ -90,21 +96,104 @@ static int check_job_id(uint32_t job_id, rb_err *err)
 	return 0;
 }
 
+/* Names are built on every event: no snprintf (its cost showed in the
+ * profile). Both give the same text as "%03u" and "%u%s". */
 static void bucket_name(uint32_t job_id, char *buf, size_t len)
 {
-	snprintf(buf, len, "%03" PRIu32, job_id % 1000);
+	unsigned b = (unsigned)(job_id % 1000);
+
+	if (len < 4) {
+		if (len)
+			buf[0] = '\0';
+		return;
+	}
+	buf[0] = (char)('0' + b / 100);
+	buf[1] = (char)('0' + b / 10 % 10);
+	buf[2] = (char)('0' + b % 10);
+	buf[3] = '\0';
 }
 
 static void file_name(uint32_t job_id, const char *suffix, char *buf,
 		      size_t len)
 {
-	snprintf(buf, len, "%" PRIu32 "%s", job_id, suffix);
+	char digits[10];
+	size_t n = 0, slen = strlen(suffix), i;
+
+	do {
+		digits[n++] = (char)('0' + job_id % 10);
+		job_id /= 10;
+	} while (job_id);
+	if (n + slen + 1 > len) {
+		if (len)
+			buf[0] = '\0';
+		return;
+	}
+	for (i = 0; i < n; i++)
+		buf[i] = digits[n - 1 - i];
+	memcpy(buf + n, suffix, slen + 1);
 }
 
-/* "<state_dir>/<cluster>/<bucket>[/<name>]" for messages. */
+/* "<name>.tmp.<pid>": the temp file of a record write. */
+static void tmp_name(const char *name, long pid, char *buf, size_t len)
+{
+	char digits[24];
+	size_t n = 0, nlen = strlen(name), i;
+	unsigned long v = pid < 0 ? 0 : (unsigned long)pid;
+
+	do {
+		digits[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	if (nlen + 5 + n + 1 > len) {
+		if (len)
+			buf[0] = '\0';
+		return;
+	}
+	memcpy(buf, name, nlen);
+	memcpy(buf + nlen, ".tmp.", 5);
+	for (i = 0; i < n; i++)
+		buf[nlen + 5 + i] = digits[n - 1 - i];
+	buf[nlen + 5 + n] = '\0';
+}
+
+/* Decimal of v at out (no NUL); returns its length, as "%lld" would. */
+static size_t fmt_i64(int64_t v, char *out)
+{
+	char digits[24];
+	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+	size_t n = 0, i, o = 0;
+
+	do {
+		digits[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		out[o++] = '-';
+	for (i = 0; i < n; i++)
+		out[o++] = digits[n - 1 - i];
+	return o;
+}
+
+/* 16 lower-case hex digits of v at out (no NUL), as "%016" PRIx64. */
+static size_t fmt_hex64(uint64_t v, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	int i;
+
+	for (i = 15; i >= 0; i--) {
+		out[i] = hex[v & 0xf];
+		v >>= 4;
+	}
+	return 16;
+}
+
+/* "<state_dir>/<cluster>/<bucket>[/<name>]" for messages. Built only when
+ * a message needs it, often in the same argument list as strerror(errno):
+ * errno is kept whatever snprintf does to it. */
 static const char *job_path(const rb_ledger *l, uint32_t job_id,
 			    const char *name, char *buf, size_t len)
 {
+	int saved = errno;
 	char b[8];
 
 	bucket_name(job_id, b, sizeof(b));
@@ -112,6 +201,7 @@ static const char *job_path(const rb_ledger *l, uint32_t job_id,
 		snprintf(buf, len, "%s/%s/%s", l->path, b, name);
 	else
 		snprintf(buf, len, "%s/%s", l->path, b);
+	errno = saved;
 	return buf;
 }
 
@@ -134,54 +224,88 @@ static int check_trusted(const struct stat *st, const char *path,
 			  dir ? "755" : "644", path);
 }
 
+/* The path open_subdir names in its messages: the cluster directory
+ * (job_id 0) or a job's bucket. Built only when a message needs it. */
+static const char *subdir_path(const rb_ledger *l, uint32_t job_id,
+			       char *buf, size_t len)
+{
+	return job_id ? job_path(l, job_id, NULL, buf, len) : l->path;
+}
+
 /*
  * Open directory `name` under dir_fd without following a symlink, creating
  * it (mode 0755 whatever the umask) if asked. Returns 0, 1 if it does not
- * exist and create is false, or -1. In WRITE mode it must be trusted.
+ * exist and create is false, or -1. In WRITE mode it must be trusted (in
+ * READ mode O_DIRECTORY is all we ask, so no fstat). Messages name the
+ * cluster directory of l (job_id 0) or the bucket of job_id.
  */
 static int open_subdir(int dir_fd, const char *name, bool create,
-		       rb_ledger_mode mode, const char *path, int *out,
-		       rb_err *err)
+		       rb_ledger_mode mode, const rb_ledger *l,
+		       uint32_t job_id, int *out, rb_err *err)
 {
+	char path[PATH_BUF];
 	struct stat st;
 	bool made = false;
 	int fd = -1;
 
-	fd = openat(dir_fd, name,
-		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* A directory that is only ever a base for *at() calls (and fstat)
+	 * needs no more than an O_PATH fd, which is cheaper to open and
+	 * close: the cluster directory, and a bucket in READ mode (l->dir_flag:
+	 * O_PATH for root, who passes every permission check either way; other
+	 * users keep O_RDONLY, so that a directory they may not read fails
+	 * where it did, with the same message). A bucket in WRITE mode is
+	 * fsynced after a rename: a real fd. */
+	fd = openat(dir_fd, name, (mode == RB_LEDGER_WRITE && job_id != 0 ?
+				   O_RDONLY : l->dir_flag) |
+		    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT && create) {
 		if (mkdirat(dir_fd, name, 0755) == 0)
 			made = true;
 		else if (errno != EEXIST) {
 			rb_err_set(err, "%s: cannot create directory: %s",
-				   path, strerror(errno));
+				   subdir_path(l, job_id, path, sizeof(path)),
+				   strerror(errno));
 			goto fail;
 		}
 		fd = openat(dir_fd, name,
 			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	}
 	if (fd < 0) {
-		if (errno == ENOENT && !create)
+		int e = errno;
+
+		if (e == ENOENT && !create)
 			return 1;
-		if (errno == ELOOP || errno == ENOTDIR)
+		if (e == ELOOP || e == ENOTDIR)
 			rb_err_set(err, "%s: refused: a symlink or not a "
-				   "directory (remove it)", path);
+				   "directory (remove it)",
+				   subdir_path(l, job_id, path, sizeof(path)));
 		else
-			rb_err_set(err, "%s: %s", path, strerror(errno));
+			rb_err_set(err, "%s: %s",
+				   subdir_path(l, job_id, path, sizeof(path)),
+				   strerror(e));
 		goto fail;
 	}
 	/* mkdirat's mode is cut by the umask; make a new directory readable
 	 * by the CLI's users and never group-writable. */
 	if (made && fchmod(fd, 0755) < 0) {
-		rb_err_set(err, "%s: chmod: %s", path, strerror(errno));
+		rb_err_set(err, "%s: chmod: %s",
+			   subdir_path(l, job_id, path, sizeof(path)),
+			   strerror(errno));
 		goto fail;
 	}
-	if (fstat(fd, &st) < 0) {
-		rb_err_set(err, "%s: %s", path, strerror(errno));
-		goto fail;
+	if (mode == RB_LEDGER_WRITE) {
+		if (fstat(fd, &st) < 0) {
+			rb_err_set(err, "%s: %s",
+				   subdir_path(l, job_id, path, sizeof(path)),
+				   strerror(errno));
+			goto fail;
+		}
+		if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+			check_trusted(&st, subdir_path(l, job_id, path,
+						       sizeof(path)), err);
+			goto fail;
+		}
 	}
-	if (mode == RB_LEDGER_WRITE && check_trusted(&st, path, err) < 0)
-		goto fail;
 	*out = fd;
 	return 0;
 fail:
@@ -193,44 +317,53 @@ fail:
 static int open_bucket(rb_ledger *l, uint32_t job_id, bool create, int *out,
 		       rb_err *err)
 {
-	char b[NAME_BUF], path[PATH_BUF];
+	char b[NAME_BUF];
 
 	bucket_name(job_id, b, sizeof(b));
-	return open_subdir(l->dir_fd, b, create, l->mode,
-			   job_path(l, job_id, NULL, path, sizeof(path)), out,
-			   err);
+	return open_subdir(l->dir_fd, b, create, l->mode, l, job_id, out, err);
 }
 
 /*
- * Open a file under a bucket for reading: regular, not a symlink, not
- * blocking on a FIFO. Returns 0, 1 if absent, -1.
+ * Open file `name` of job_id's bucket for reading: regular, not a symlink,
+ * not blocking on a FIFO. Returns 0, 1 if absent, -1.
  */
-static int open_file_ro(rb_ledger *l, int bucket_fd, const char *name,
-			const char *path, int *out, struct stat *st,
+static int open_file_ro(rb_ledger *l, int bucket_fd, uint32_t job_id,
+			const char *name, int *out, struct stat *st,
 			rb_err *err)
 {
+	char path[PATH_BUF];
 	int fd;
 
 	fd = openat(bucket_fd, name,
 		    O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
-		if (errno == ENOENT)
+		int e = errno;
+
+		if (e == ENOENT)
 			return 1;
-		if (errno == ELOOP)
+		job_path(l, job_id, name, path, sizeof(path));
+		if (e == ELOOP)
 			return rb_err_set(err, "%s: refused: it is a symlink",
 					  path);
-		return rb_err_set(err, "%s: %s", path, strerror(errno));
+		return rb_err_set(err, "%s: %s", path, strerror(e));
 	}
 	if (fstat(fd, st) < 0) {
-		rb_err_set(err, "%s: %s", path, strerror(errno));
+		rb_err_set(err, "%s: %s", job_path(l, job_id, name, path,
+						   sizeof(path)),
+			   strerror(errno));
 		goto fail;
 	}
 	if (!S_ISREG(st->st_mode)) {
-		rb_err_set(err, "%s: refused: not a regular file", path);
+		rb_err_set(err, "%s: refused: not a regular file",
+			   job_path(l, job_id, name, path, sizeof(path)));
 		goto fail;
 	}
-	if (l->mode == RB_LEDGER_WRITE && check_trusted(st, path, err) < 0)
+	if (l->mode == RB_LEDGER_WRITE &&
+	    (st->st_uid != 0 || (st->st_mode & (S_IWGRP | S_IWOTH)))) {
+		check_trusted(st, job_path(l, job_id, name, path, sizeof(path)),
+			      err);
 		goto fail;
+	}
 	*out = fd;
 	return 0;
 fail:
@@ -256,12 +389,15 @@ static int write_all(int fd, const char *buf, size_t len)
 
 /* ---- open and close ------------------------------------------------------ */
 
-int rb_ledger_open(const char *state_dir, const char *cluster,
-		   rb_ledger_mode mode, rb_ledger **out, rb_err *err)
+/* missing_ok (READ mode): a cluster directory that does not exist is not an
+ * error: returns 1 with *out = NULL. */
+static int ledger_open(const char *state_dir, const char *cluster,
+		       rb_ledger_mode mode, bool missing_ok, rb_ledger **out,
+		       rb_err *err)
 {
 	rb_ledger *l = NULL;
 	struct stat st;
-	size_t slen;
+	size_t slen, clen;
 	int sfd = -1;
 	int rc;
 
@@ -281,26 +417,37 @@ int rb_ledger_open(const char *state_dir, const char *cluster,
 		rb_err_set(err, "state_dir is empty or too long");
 		goto fail;
 	}
-	l = calloc(1, sizeof(*l));
+	/* not calloc: every member is set below (path and cluster as C
+	 * strings), and zeroing the 4 KiB path buffer showed in profiles */
+	l = malloc(sizeof(*l));
 	if (!l) {
 		rb_err_set(err, "out of memory");
 		goto fail;
 	}
 	l->dir_fd = -1;
+	l->ack_fd = -1;
 	l->mode = mode;
-	rb_strlcpy(l->cluster, cluster, sizeof(l->cluster));
+	/* valid_cluster: at most CLUSTER_MAX bytes */
+	clen = strlen(cluster);
+	memcpy(l->cluster, cluster, clen + 1);
 	/* Drop trailing slashes so that messages name clean paths. */
 	while (slen > 1 && state_dir[slen - 1] == '/')
 		slen--;
-	snprintf(l->path, sizeof(l->path), "%.*s/%s", (int)slen, state_dir,
-		 cluster);
+	/* "<state_dir>/<cluster>": slen <= RB_PATH_MAX - 256, so it fits */
+	memcpy(l->path, state_dir, slen);
+	l->path[slen] = '/';
+	memcpy(l->path + slen + 1, cluster, clen + 1);
 
 	/*
 	 * O_NOFOLLOW applies to the last component only: the admin's path to
 	 * state_dir is trusted, but state_dir itself must be the real
 	 * directory, so that its owner and mode below are the ones in force.
 	 */
-	sfd = open(state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* WRITE mode is root's (and fails for anyone else anyway) */
+	l->dir_flag = mode == RB_LEDGER_WRITE || geteuid() == 0 ? O_PATH :
+								   O_RDONLY;
+	sfd = open(state_dir, l->dir_flag | O_DIRECTORY | O_NOFOLLOW |
+		   O_CLOEXEC);
 	if (sfd < 0) {
 		if (errno == ELOOP || errno == ENOTDIR)
 			rb_err_set(err, "state_dir %s: refused: a symlink or "
@@ -328,8 +475,13 @@ int rb_ledger_open(const char *state_dir, const char *cluster,
 			   state_dir, state_dir);
 		goto fail;
 	}
-	rc = open_subdir(sfd, cluster, mode == RB_LEDGER_WRITE, mode, l->path,
+	rc = open_subdir(sfd, cluster, mode == RB_LEDGER_WRITE, mode, l, 0,
 			 &l->dir_fd, err);
+	if (rc == 1 && missing_ok && mode == RB_LEDGER_READ) {
+		close(sfd);
+		free(l);
+		return 1;
+	}
 	if (rc == 1)
 		rb_err_set(err, "%s: no ledger for cluster '%s' (nothing "
 			   "recorded yet)", l->path, cluster);
@@ -345,13 +497,60 @@ fail:
 	return -1;
 }
 
+int rb_ledger_open(const char *state_dir, const char *cluster,
+		   rb_ledger_mode mode, rb_ledger **out, rb_err *err)
+{
+	return ledger_open(state_dir, cluster, mode, false, out, err);
+}
+
+int rb_ledger_open_read(const char *state_dir, const char *cluster,
+			rb_ledger **out, rb_err *err)
+{
+	return ledger_open(state_dir, cluster, RB_LEDGER_READ, true, out, err);
+}
+
 void rb_ledger_close(rb_ledger *l)
 {
 	if (!l)
 		return;
+	if (l->ack_fd >= 0)
+		close(l->ack_fd);
 	if (l->dir_fd >= 0)
 		close(l->dir_fd);
 	free(l);
+}
+
+int rb_ledger_ack_dir(rb_ledger *l, bool create)
+{
+	const int dflags = l->dir_flag | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	struct stat st;
+	int fd;
+
+	if (l->ack_fd >= 0)
+		return l->ack_fd;
+	fd = openat(l->dir_fd, "ack", dflags);
+	if (fd < 0 && errno == ENOENT && create) {
+		if (mkdirat(l->dir_fd, "ack", 0755) < 0 && errno != EEXIST)
+			return -1;
+		fd = openat(l->dir_fd, "ack", dflags);
+	}
+	/* (O_PATH for root: only a base for *at() calls and fstat) */
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	if (st.st_uid != 0 || (st.st_mode & 022)) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	l->ack_fd = fd;
+	return fd;
 }
 
 /* ---- lock ---------------------------------------------------------------- */
@@ -397,11 +596,13 @@ static int lock_whole_file(int fd)
 	}
 }
 
-/* Open (creating) "<id>.log" for append. Returns the fd or -1. */
-static int open_log_rw(int bucket_fd, const char *name, const char *path,
-		       rb_err *err)
+/* Open (creating) "<id>.log" of job_id's bucket for append, and check it
+ * (regular, root-owned, not writable by group or others) before anything
+ * locks or writes it. Returns the fd (st: its fstat) or -1. */
+static int open_log_rw(rb_ledger *l, int bucket_fd, uint32_t job_id,
+		       const char *name, struct stat *st, rb_err *err)
 {
-	struct stat st;
+	char path[PATH_BUF];
 	int fd = -1;
 	int tries;
 
@@ -413,7 +614,9 @@ static int open_log_rw(int bucket_fd, const char *name, const char *path,
 			    O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (fd >= 0) {
 			if (fchmod(fd, 0644) < 0) {
-				rb_err_set(err, "%s: chmod: %s", path,
+				rb_err_set(err, "%s: chmod: %s",
+					   job_path(l, job_id, name, path,
+						    sizeof(path)),
 					   strerror(errno));
 				goto fail;
 			}
@@ -427,23 +630,32 @@ static int open_log_rw(int bucket_fd, const char *name, const char *path,
 			break;
 	}
 	if (fd < 0) {
-		if (errno == ELOOP)
+		int e = errno;
+
+		job_path(l, job_id, name, path, sizeof(path));
+		if (e == ELOOP)
 			rb_err_set(err, "%s: refused: it is a symlink (remove "
 				   "it)", path);
 		else
-			rb_err_set(err, "%s: %s", path, strerror(errno));
+			rb_err_set(err, "%s: %s", path, strerror(e));
 		goto fail;
 	}
-	if (fstat(fd, &st) < 0) {
-		rb_err_set(err, "%s: %s", path, strerror(errno));
+	if (fstat(fd, st) < 0) {
+		rb_err_set(err, "%s: %s", job_path(l, job_id, name, path,
+						   sizeof(path)),
+			   strerror(errno));
 		goto fail;
 	}
-	if (!S_ISREG(st.st_mode)) {
-		rb_err_set(err, "%s: refused: not a regular file", path);
+	if (!S_ISREG(st->st_mode)) {
+		rb_err_set(err, "%s: refused: not a regular file",
+			   job_path(l, job_id, name, path, sizeof(path)));
 		goto fail;
 	}
-	if (check_trusted(&st, path, err) < 0)
+	if (st->st_uid != 0 || (st->st_mode & (S_IWGRP | S_IWOTH))) {
+		check_trusted(st, job_path(l, job_id, name, path, sizeof(path)),
+			      err);
 		goto fail;
+	}
 	return fd;
 fail:
 	if (fd >= 0)
@@ -474,43 +686,54 @@ int rb_ledger_lock(rb_ledger *l, uint32_t job_id, rb_job **out, rb_err *err)
 	j->job_id = job_id;
 	j->bucket_fd = -1;
 	j->log_fd = -1;
+	j->log_size = -1;
 	if (open_bucket(l, job_id, true, &j->bucket_fd, err) != 0)
 		goto fail;
 	file_name(job_id, ".log", name, sizeof(name));
-	job_path(l, job_id, name, path, sizeof(path));
 
 	for (tries = 0;; tries++) {
 		struct stat held, named;
 
 		if (tries == LOCK_RETRIES) {
 			rb_err_set(err, "%s: removed under us %d times while "
-				   "locking", path, LOCK_RETRIES);
+				   "locking", job_path(l, job_id, name, path,
+						       sizeof(path)),
+				   LOCK_RETRIES);
 			goto fail;
 		}
-		j->log_fd = open_log_rw(j->bucket_fd, name, path, err);
+		/* held: the fstat of the open file, taken before the lock;
+		 * its inode is that of the fd whatever happens to the name */
+		j->log_fd = open_log_rw(l, j->bucket_fd, job_id, name, &held,
+					err);
 		if (j->log_fd < 0)
 			goto fail;
 		if (lock_whole_file(j->log_fd) < 0) {
-			rb_err_set(err, "%s: lock: %s", path, strerror(errno));
+			rb_err_set(err, "%s: lock: %s",
+				   job_path(l, job_id, name, path,
+					    sizeof(path)),
+				   strerror(errno));
 			goto fail;
 		}
 		/*
 		 * gc may have unlinked the log while we waited: we would then
 		 * hold a lock on a file nobody else will ever open, and a new
 		 * log with its own lock could appear beside it. Only a lock
-		 * on the file that still carries the name counts.
+		 * on the file that still carries the name counts. When it
+		 * does, named is that file as of now, under our lock: its
+		 * size is where our append will land.
 		 */
-		if (fstat(j->log_fd, &held) < 0) {
-			rb_err_set(err, "%s: %s", path, strerror(errno));
-			goto fail;
-		}
 		if (fstatat(j->bucket_fd, name, &named,
 			    AT_SYMLINK_NOFOLLOW) == 0) {
 			if (named.st_ino == held.st_ino &&
-			    named.st_dev == held.st_dev)
+			    named.st_dev == held.st_dev) {
+				j->log_size = named.st_size;
 				break;
+			}
 		} else if (errno != ENOENT) {
-			rb_err_set(err, "%s: %s", path, strerror(errno));
+			rb_err_set(err, "%s: %s",
+				   job_path(l, job_id, name, path,
+					    sizeof(path)),
+				   strerror(errno));
 			goto fail;
 		}
 		close(j->log_fd);
@@ -537,6 +760,53 @@ void rb_ledger_unlock(rb_job *j)
 
 /* ---- the record ---------------------------------------------------------- */
 
+/*
+ * Read a record file (fd) whole: up to RB_RECORD_TEXT_MAX + 1 bytes, one
+ * more than a record may have, so that one that grew after fstat is still
+ * caught as too big. Into `small` first (a record is ~1 KiB): a 64 KiB
+ * malloc+free per read made glibc trim and regrow its heap (brk) on every
+ * event; *big (freed by the caller) only when it does not fit. A short read
+ * of a regular file is its end: no extra read() just to hear 0. *text and
+ * *len: what was read. -1 with errno on a read error or ENOMEM.
+ */
+static int read_text(int fd, char *small, size_t small_len, char **big,
+		     char **text, size_t *len)
+{
+	char *buf = small;
+	size_t cap = small_len, have = 0;
+
+	*big = NULL;
+	for (;;) {
+		ssize_t n;
+
+		if (have == cap) {
+			if (cap == RB_RECORD_TEXT_MAX + 1)
+				break;
+			*big = malloc(RB_RECORD_TEXT_MAX + 1);
+			if (!*big) {
+				errno = ENOMEM;
+				return -1;
+			}
+			memcpy(*big, small, have);
+			buf = *big;
+			cap = RB_RECORD_TEXT_MAX + 1;
+		}
+		n = read(fd, buf + have, cap - have);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		have += (size_t)n;
+		if (have < cap)
+			break;
+	}
+	*text = buf;
+	*len = have;
+	return 0;
+}
+
 static int read_at(rb_ledger *l, int held_bucket, uint32_t job_id,
 		   rb_record *rec, rb_err *err);
 int rb_ledger_read(rb_ledger *l, uint32_t job_id, rb_record *rec, rb_err *err)
@@ -551,9 +821,10 @@ static int read_at(rb_ledger *l, int held_bucket, uint32_t job_id,
 		   rb_record *rec, rb_err *err)
 {
 	char name[NAME_BUF], path[PATH_BUF];
+	char small[4096];
 	rb_err perr;
 	struct stat st;
-	char *buf = NULL;
+	char *buf = NULL, *big = NULL;
 	size_t have = 0;
 	int bucket_fd = -1, fd = -1;
 	int rc = -1, r;
@@ -561,7 +832,6 @@ static int read_at(rb_ledger *l, int held_bucket, uint32_t job_id,
 	if (check_job_id(job_id, err) < 0)
 		goto fail;
 	file_name(job_id, ".rec", name, sizeof(name));
-	job_path(l, job_id, name, path, sizeof(path));
 	if (held_bucket >= 0)
 		r = 0;
 	else
@@ -570,7 +840,7 @@ static int read_at(rb_ledger *l, int held_bucket, uint32_t job_id,
 		goto fail;
 	if (r == 0)
 		r = open_file_ro(l, held_bucket >= 0 ? held_bucket : bucket_fd,
-				 name, path, &fd, &st, err);
+				 job_id, name, &fd, &st, err);
 	if (r < 0)
 		goto fail;
 	if (r == 1) {
@@ -580,38 +850,35 @@ static int read_at(rb_ledger *l, int held_bucket, uint32_t job_id,
 	}
 	if (st.st_size > RB_RECORD_TEXT_MAX) {
 		rb_err_set(err, "%s: corrupt record: %lld bytes, more than "
-			   "the %d a record can have", path,
+			   "the %d a record can have",
+			   job_path(l, job_id, name, path, sizeof(path)),
 			   (long long)st.st_size, RB_RECORD_TEXT_MAX);
 		goto fail;
 	}
-	/* Read up to one byte more than allowed, so that a file that grew
-	 * after fstat is still caught as too big. */
-	buf = malloc(RB_RECORD_TEXT_MAX + 1);
-	if (!buf) {
-		rb_err_set(err, "out of memory");
+	/*
+	 * Read up to one byte more than allowed, so that a file that grew
+	 * after fstat is still caught as too big (see read_text).
+	 */
+	if (read_text(fd, small, sizeof(small), &big, &buf, &have) < 0) {
+		if (errno == ENOMEM)
+			rb_err_set(err, "out of memory");
+		else
+			rb_err_set(err, "%s: read: %s",
+				   job_path(l, job_id, name, path,
+					    sizeof(path)),
+				   strerror(errno));
 		goto fail;
-	}
-	while (have < RB_RECORD_TEXT_MAX + 1) {
-		ssize_t n = read(fd, buf + have, RB_RECORD_TEXT_MAX + 1 - have);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rb_err_set(err, "%s: read: %s", path, strerror(errno));
-			goto fail;
-		}
-		if (n == 0)
-			break;
-		have += (size_t)n;
 	}
 	/* rec is only written on success: never zeros for a bad record. */
 	if (rb_record_parse(buf, have, rec, &perr) < 0) {
-		rb_err_set(err, "%s: corrupt record: %s", path, perr.msg);
+		rb_err_set(err, "%s: corrupt record: %s",
+			   job_path(l, job_id, name, path, sizeof(path)),
+			   perr.msg);
 		goto fail;
 	}
 	rc = 0;
 fail:
-	free(buf);
+	free(big);
 	if (fd >= 0)
 		close(fd);
 	if (bucket_fd >= 0)
@@ -628,7 +895,9 @@ int rb_ledger_write(rb_job *j, rb_record *rec, rb_err *err)
 	uint64_t old_seq = rec->seq;
 	int64_t old_created = rec->created, old_updated = rec->updated;
 	rb_record *check = NULL;
+	char small[4096];
 	char *buf = NULL;
+	const char *text;
 	bool tmp_made = false, renamed = false;
 	rb_err perr;
 	ssize_t n;
@@ -637,8 +906,9 @@ int rb_ledger_write(rb_job *j, rb_record *rec, rb_err *err)
 
 	memcpy(old_cluster, rec->cluster, sizeof(old_cluster));
 	file_name(j->job_id, ".rec", name, sizeof(name));
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", name, (long)getpid());
-	job_path(l, j->job_id, name, path, sizeof(path));
+	tmp_name(name, (long)getpid(), tmp, sizeof(tmp));
+/* Messages only: built when one is needed. */
+#define PATH() job_path(l, j->job_id, name, path, sizeof(path))
 
 	/* A record names its job; never file one under another's name. */
 	if (rec->job_id == 0)
@@ -647,7 +917,7 @@ int rb_ledger_write(rb_job *j, rb_record *rec, rb_err *err)
 		rb_strlcpy(rec->cluster, l->cluster, sizeof(rec->cluster));
 	if (rec->job_id != j->job_id || strcmp(rec->cluster, l->cluster)) {
 		rb_err_set(err, "%s: refusing to store the record of job %" PRIu32
-			   " on cluster %.63s here", path, rec->job_id,
+			   " on cluster %.63s here", PATH(), rec->job_id,
 			   rec->cluster);
 		goto fail;
 	}
@@ -656,24 +926,37 @@ int rb_ledger_write(rb_job *j, rb_record *rec, rb_err *err)
 	if (rec->created == 0)
 		rec->created = rec->updated;
 
-	buf = malloc(RB_RECORD_TEXT_MAX + 1);
 	check = malloc(sizeof(*check));
-	if (!buf || !check) {
+	if (!check) {
 		rb_err_set(err, "out of memory");
 		goto fail;
 	}
-	n = rb_record_format(rec, buf, RB_RECORD_TEXT_MAX + 1);
+	/* A record is ~1 KiB: format on the stack, and only if it does not
+	 * fit there, into a buffer of the largest size a record may have (a
+	 * 64 KiB malloc+free per write made glibc trim its heap each time). */
+	n = rb_record_format(rec, small, sizeof(small));
+	if (n >= 0) {
+		text = small;
+	} else {
+		buf = malloc(RB_RECORD_TEXT_MAX + 1);
+		if (!buf) {
+			rb_err_set(err, "out of memory");
+			goto fail;
+		}
+		text = buf;
+		n = rb_record_format(rec, buf, RB_RECORD_TEXT_MAX + 1);
+	}
 	if (n < 0) {
 		rb_err_set(err, "%s: cannot format the record (an enum value "
-			   "has no name or the text exceeds %d bytes)", path,
+			   "has no name or the text exceeds %d bytes)", PATH(),
 			   RB_RECORD_TEXT_MAX);
 		goto fail;
 	}
 	/* Never write a record that the next reader would refuse (e.g. a
 	 * counter out of range): the job would lose its budget history. */
-	if (rb_record_parse(buf, (size_t)n, check, &perr) < 0) {
+	if (rb_record_parse(text, (size_t)n, check, &perr) < 0) {
 		rb_err_set(err, "%s: refusing to write a record that would not "
-			   "read back: %s", path, perr.msg);
+			   "read back: %s", PATH(), perr.msg);
 		goto fail;
 	}
 
@@ -683,7 +966,7 @@ int rb_ledger_write(rb_job *j, rb_record *rec, rb_err *err)
 		    O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0 && errno == EEXIST) {
 		if (unlinkat(j->bucket_fd, tmp, 0) < 0 && errno != ENOENT) {
-			rb_err_set(err, "%s.tmp.%ld: %s", path, (long)getpid(),
+			rb_err_set(err, "%s.tmp.%ld: %s", PATH(), (long)getpid(),
 				   strerror(errno));
 			goto fail;
 		}
@@ -691,21 +974,21 @@ int rb_ledger_write(rb_job *j, rb_record *rec, rb_err *err)
 			    O_NOFOLLOW | O_CLOEXEC, 0644);
 	}
 	if (fd < 0) {
-		rb_err_set(err, "%s.tmp.%ld: %s", path, (long)getpid(),
+		rb_err_set(err, "%s.tmp.%ld: %s", PATH(), (long)getpid(),
 			   strerror(errno));
 		goto fail;
 	}
 	tmp_made = true;
-	if (fchmod(fd, 0644) < 0 || write_all(fd, buf, (size_t)n) < 0 ||
+	if (fchmod(fd, 0644) < 0 || write_all(fd, text, (size_t)n) < 0 ||
 	    fsync(fd) < 0) {
-		rb_err_set(err, "%s.tmp.%ld: %s", path, (long)getpid(),
+		rb_err_set(err, "%s.tmp.%ld: %s", PATH(), (long)getpid(),
 			   strerror(errno));
 		goto fail;
 	}
 	/* close() reports delayed write errors on NFS. */
 	if (close(fd) < 0) {
 		fd = -1;
-		rb_err_set(err, "%s.tmp.%ld: close: %s", path, (long)getpid(),
+		rb_err_set(err, "%s.tmp.%ld: close: %s", PATH(), (long)getpid(),
 			   strerror(errno));
 		goto fail;
 	}
@@ -713,7 +996,7 @@ int rb_ledger_write(rb_job *j, rb_record *rec, rb_err *err)
 	/* rename() replaces a symlink planted as <id>.rec itself, never its
 	 * target. */
 	if (renameat(j->bucket_fd, tmp, j->bucket_fd, name) < 0) {
-		rb_err_set(err, "%s: rename: %s", path, strerror(errno));
+		rb_err_set(err, "%s: rename: %s", PATH(), strerror(errno));
 		goto fail;
 	}
 	tmp_made = false;
@@ -726,7 +1009,7 @@ int rb_ledger_write(rb_job *j, rb_record *rec, rb_err *err)
 	 * record the one every node will see after a crash.
 	 */
 	if (fsync(j->bucket_fd) < 0) {
-		rb_err_set(err, "%s: fsync of the directory: %s", path,
+		rb_err_set(err, "%s: fsync of the directory: %s", PATH(),
 			   strerror(errno));
 		goto fail;
 	}
@@ -747,6 +1030,7 @@ fail:
 	free(check);
 	free(buf);
 	return rc;
+#undef PATH
 }
 
 /* ---- the event log ------------------------------------------------------- */
@@ -794,15 +1078,18 @@ int rb_ledger_append(rb_job *j, const char *event, rb_err *err)
 	size_t elen = strlen(event);
 	size_t pos = 0, start, i;
 	struct stat st;
+	off_t size;
+	uint64_t crc;
 	char *buf = NULL;
 	ssize_t w;
 	int rc = -1;
 
 	file_name(j->job_id, ".log", name, sizeof(name));
-	job_path(j->l, j->job_id, name, path, sizeof(path));
+/* Messages only: built when one is needed. */
+#define PATH() job_path(j->l, j->job_id, name, path, sizeof(path))
 	if (elen == 0 || elen > EVENT_LINE_MAX - 64) {
 		rb_err_set(err, "%s: event of %zu bytes refused (1 to %d)",
-			   path, elen, EVENT_LINE_MAX - 64);
+			   PATH(), elen, EVENT_LINE_MAX - 64);
 		goto fail;
 	}
 	/* One printable ASCII line: values are escaped by the caller
@@ -810,7 +1097,7 @@ int rb_ledger_append(rb_job *j, const char *event, rb_err *err)
 	for (i = 0; i < elen; i++) {
 		if (event[i] < 0x20 || event[i] > 0x7e) {
 			rb_err_set(err, "%s: event refused: byte 0x%02x at "
-				   "offset %zu is not printable ASCII", path,
+				   "offset %zu is not printable ASCII", PATH(),
 				   (unsigned char)event[i], i);
 			goto fail;
 		}
@@ -825,54 +1112,69 @@ int rb_ledger_append(rb_job *j, const char *event, rb_err *err)
 	 * without its '\n'. Start on a new line then, so that the torn one
 	 * stays a single bad line instead of swallowing this good one. We
 	 * hold the lock, so nobody appends between this check and our write.
+	 * The first append after rb_ledger_lock uses the size seen there under
+	 * the lock (a crashed writer's torn tail is older than our lock); a
+	 * later one asks the file again.
 	 */
-	if (fstat(j->log_fd, &st) < 0) {
-		rb_err_set(err, "%s: %s", path, strerror(errno));
-		goto fail;
+	size = j->log_size;
+	if (size < 0) {
+		if (fstat(j->log_fd, &st) < 0) {
+			rb_err_set(err, "%s: %s", PATH(), strerror(errno));
+			goto fail;
+		}
+		size = st.st_size;
 	}
-	if (st.st_size > 0) {
+	if (size > 0) {
 		char last;
 		ssize_t r;
 
 		do
-			r = pread(j->log_fd, &last, 1, st.st_size - 1);
+			r = pread(j->log_fd, &last, 1, size - 1);
 		while (r < 0 && errno == EINTR);
 		if (r < 0) {
-			rb_err_set(err, "%s: read: %s", path, strerror(errno));
+			rb_err_set(err, "%s: read: %s", PATH(), strerror(errno));
 			goto fail;
 		}
 		if (r == 1 && last != '\n')
 			buf[pos++] = '\n';
 	}
 	start = pos;
-	pos += (size_t)snprintf(buf + pos, 32, "t=%lld ",
-				(long long)time(NULL));
+	buf[pos++] = 't';
+	buf[pos++] = '=';
+	pos += fmt_i64((int64_t)time(NULL), buf + pos);
+	buf[pos++] = ' ';
 	memcpy(buf + pos, event, elen);
 	pos += elen;
-	pos += (size_t)snprintf(buf + pos, 32, CRC_TAIL "%016" PRIx64 "\n",
-				rb_checksum(buf + start, pos - start));
+	/* the checksum covers "t=... <event>", not " crc=" */
+	crc = rb_checksum(buf + start, pos - start);
+	memcpy(buf + pos, CRC_TAIL, sizeof(CRC_TAIL) - 1);
+	pos += sizeof(CRC_TAIL) - 1;
+	pos += fmt_hex64(crc, buf + pos);
+	buf[pos++] = '\n';
 	/* One write() of the whole line: with O_APPEND it lands at the end
 	 * in one piece; a short write means the disk is full or failing. */
 	do
 		w = write(j->log_fd, buf, pos);
 	while (w < 0 && errno == EINTR);
+	j->log_size = -1;
 	if (w < 0) {
-		rb_err_set(err, "%s: write: %s", path, strerror(errno));
+		rb_err_set(err, "%s: write: %s", PATH(), strerror(errno));
 		goto fail;
 	}
 	if ((size_t)w != pos) {
-		rb_err_set(err, "%s: short write (%zd of %zu bytes)", path, w,
+		rb_err_set(err, "%s: short write (%zd of %zu bytes)", PATH(), w,
 			   pos);
 		goto fail;
 	}
 	if (fsync(j->log_fd) < 0) {
-		rb_err_set(err, "%s: fsync: %s", path, strerror(errno));
+		rb_err_set(err, "%s: fsync: %s", PATH(), strerror(errno));
 		goto fail;
 	}
 	rc = 0;
 fail:
 	free(buf);
 	return rc;
+#undef PATH
 }
 
 int rb_ledger_events(rb_ledger *l, uint32_t job_id, rb_event_fn fn, void *ctx,
@@ -892,7 +1194,7 @@ int rb_ledger_events(rb_ledger *l, uint32_t job_id, rb_event_fn fn, void *ctx,
 	job_path(l, job_id, name, path, sizeof(path));
 	r = open_bucket(l, job_id, false, &bucket_fd, err);
 	if (r == 0)
-		r = open_file_ro(l, bucket_fd, name, path, &fd, &st, err);
+		r = open_file_ro(l, bucket_fd, job_id, name, &fd, &st, err);
 	if (r != 0) {
 		rc = r;
 		goto fail;

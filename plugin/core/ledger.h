@@ -34,6 +34,18 @@ int rb_ledger_open(const char *state_dir, const char *cluster,
 		   rb_ledger_mode mode, rb_ledger **out, rb_err *err);
 void rb_ledger_close(rb_ledger *l);
 
+/* rb_ledger_open in READ mode, except that a cluster directory that does not
+ * exist yet is not an error: returns 1 with *out = NULL (nothing recorded). */
+int rb_ledger_open_read(const char *state_dir, const char *cluster,
+			rb_ledger **out, rb_err *err);
+
+/* The acknowledgement tree <state_dir>/<cluster>/ack, opened from the
+ * cluster directory fd with O_NOFOLLOW (made first if missing and create is
+ * true) and refused unless owned by root and not writable by group or
+ * others. The fd belongs to the ledger (closed by rb_ledger_close; opened
+ * once). Returns it, or -1 with errno (ENOENT: none yet; EPERM: untrusted). */
+int rb_ledger_ack_dir(rb_ledger *l, bool create);
+
 /* Lock job_id's record (creating the event log if needed): blocks on the
  * fcntl lock. WRITE mode only. */
 int rb_ledger_lock(rb_ledger *l, uint32_t job_id, rb_job **out, rb_err *err);

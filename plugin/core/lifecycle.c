@@ -5,6 +5,8 @@
  * cannot be read (corrupt, torn, unknown version) is an error, never a fresh
  * budget: the caller applies on_error.
  */
+/* O_PATH (see ack_present_in) is only declared with _GNU_SOURCE. */
+#define _GNU_SOURCE
 #include "lifecycle.h"
 
 #include <errno.h>
@@ -36,18 +38,30 @@ static void ev_init(event_line *e)
 	e->buf[0] = '\0';
 }
 
+/* Appends "[ ]key=value" (what snprintf "%s%s=%s" gave, without its cost:
+ * a line is a dozen of these on every event). */
 static void ev_raw(event_line *e, const char *key, const char *value)
 {
-	int n;
+	size_t klen, vlen, need;
 
 	if (e->overflow)
 		return;
-	n = snprintf(e->buf + e->len, sizeof(e->buf) - e->len, "%s%s=%s",
-		     e->len ? " " : "", key, value);
-	if (n < 0 || (size_t)n >= sizeof(e->buf) - e->len)
+	klen = strlen(key);
+	vlen = strlen(value);
+	need = (e->len ? 1 : 0) + klen + 1 + vlen;
+	/* keep one byte for the NUL */
+	if (need >= sizeof(e->buf) - e->len) {
 		e->overflow = true;
-	else
-		e->len += (size_t)n;
+		return;
+	}
+	if (e->len)
+		e->buf[e->len++] = ' ';
+	memcpy(e->buf + e->len, key, klen);
+	e->len += klen;
+	e->buf[e->len++] = '=';
+	memcpy(e->buf + e->len, value, vlen);
+	e->len += vlen;
+	e->buf[e->len] = '\0';
 }
 
 static void ev_str(event_line *e, const char *key, const char *value)
@@ -98,7 +112,11 @@ static int lock_and_read(const rb_config *cfg, const char *cluster,
 {
 	int rc;
 
-	memset(lr, 0, sizeof(*lr));
+	/* Not memset: lr->rec (17.5 KB) is filled by the read (the record,
+	 * or rb_record_init when there is none). */
+	lr->ledger = NULL;
+	lr->job = NULL;
+	lr->found = false;
 	if (rb_ledger_open(cfg->state_dir, cluster, RB_LEDGER_WRITE,
 			   &lr->ledger, err) < 0)
 		return -1;
@@ -113,7 +131,9 @@ fail:
 	if (lr->job)
 		rb_ledger_unlock(lr->job);
 	rb_ledger_close(lr->ledger);
-	memset(lr, 0, sizeof(*lr));
+	lr->job = NULL;
+	lr->ledger = NULL;
+	lr->found = false;
 	return -1;
 }
 
@@ -152,13 +172,12 @@ int rb_ack_path(const rb_config *cfg, const char *cluster, uint32_t job_id,
 }
 
 /* Open <state_dir>/<cluster>/ack/<job_id>, each step O_NOFOLLOW from the one
- * before. With uid != (uint32_t)-1, create what is missing and give the
- * job's directory to the job's user. Returns an fd or -1. */
+ * before (rb_ack_present, without a ledger; the job path goes through the
+ * locked ledger: ack_present_in, prepare_ack_dir). Returns an fd or -1. */
 static int open_ack_dir(const rb_config *cfg, const char *cluster,
-			uint32_t job_id, uint32_t uid, uint32_t gid)
+			uint32_t job_id)
 {
 	const int dflags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-	bool create = uid != (uint32_t)-1;
 	char name[32];
 	int top = -1, cl = -1, ack = -1, jobdir = -1;
 	struct stat st;
@@ -169,16 +188,14 @@ static int open_ack_dir(const rb_config *cfg, const char *cluster,
 	cl = openat(top, cluster, dflags);
 	if (cl < 0)
 		goto out;
-	if (create && mkdirat(cl, "ack", 0755) < 0 && errno != EEXIST)
-		goto out;
 	ack = openat(cl, "ack", dflags);
-	if (ack < 0 || fstat(ack, &st) < 0 || st.st_uid != 0 ||
-	    (st.st_mode & 022))
+	if (ack < 0 || fstat(ack, &st) < 0)
 		goto out;
+	if (st.st_uid != 0 || (st.st_mode & 022)) {
+		errno = EPERM;
+		goto out;
+	}
 	snprintf(name, sizeof(name), "%u", job_id);
-	if (create && mkdirat(ack, name, 0700) == 0 &&
-	    fchownat(ack, name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
-		goto out;
 	jobdir = openat(ack, name, dflags);
 out:
 	if (top >= 0)
@@ -195,7 +212,7 @@ int rb_ack_present(const rb_config *cfg, const char *cluster, uint32_t job_id,
 {
 	char name[48];
 	struct stat st;
-	int dir = open_ack_dir(cfg, cluster, job_id, (uint32_t)-1, 0);
+	int dir = open_ack_dir(cfg, cluster, job_id);
 	int rc;
 
 	if (dir < 0)
@@ -205,6 +222,58 @@ int rb_ack_present(const rb_config *cfg, const char *cluster, uint32_t job_id,
 	rc = fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 1 : 0;
 	close(dir);
 	return rc;
+}
+
+/* The same question through an open ledger: the ack tree is reached from the
+ * ledger's cluster directory fd (opened once), not from state_dir again. */
+static int ack_present_in(rb_ledger *l, uint32_t job_id, int64_t attempt)
+{
+	char name[48];
+	struct stat st;
+	int ack = rb_ledger_ack_dir(l, false), dir, rc;
+
+	if (ack < 0)
+		return errno == ENOENT ? 0 : -1;
+	snprintf(name, sizeof(name), "%u", job_id);
+	/* only a base for fstatat: O_PATH (WRITE ledgers: root) */
+	dir = openat(ack, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dir < 0)
+		return errno == ENOENT ? 0 : -1;
+	snprintf(name, sizeof(name), "attempt-%" PRId64, attempt);
+	/* never opened, never followed: only its existence counts */
+	rc = fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 1 : 0;
+	close(dir);
+	return rc;
+}
+
+/* Make <state_dir>/<cluster>/ack/<job_id> (mode 0700, owned by the job's
+ * user) through the ledger's ack fd. 0, or -1 with errno. An existing one
+ * must be a directory (not a symlink), as open_ack_dir demands. */
+static int prepare_ack_dir(rb_ledger *l, uint32_t job_id, uint32_t uid,
+			   uint32_t gid)
+{
+	char name[32];
+	struct stat st;
+	int ack = rb_ledger_ack_dir(l, true);
+
+	if (ack < 0)
+		return -1;
+	snprintf(name, sizeof(name), "%u", job_id);
+	if (mkdirat(ack, name, 0700) == 0)
+		return fchownat(ack, name, uid, gid, AT_SYMLINK_NOFOLLOW);
+	if (errno != EEXIST)
+		return -1;
+	if (fstatat(ack, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -1;
+	if (S_ISLNK(st.st_mode)) {
+		errno = ELOOP;
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		return -1;
+	}
+	return 0;
 }
 
 /* --- events -------------------------------------------------------------------- */
@@ -227,17 +296,19 @@ static void fill_job_fields(rb_record *rec, const rb_job_info *job)
 		   sizeof(rec->checkpoint_dir));
 }
 
-/* An ack left by the previous attempt counts even if its epilog never ran. */
+/* An ack left by the previous attempt counts even if its epilog never ran.
+ * The ack tree is <state_dir>/<cluster>/ack of the locked ledger (the
+ * record's cluster is the ledger's: rb_ledger_write insists on it). */
 static void confirm_by_ack(const rb_config *cfg, locked_record *lr,
 			   event_line *e)
 {
 	rb_attempt *cur = &lr->rec.budget.cur;
 
+	(void)cfg;
 	if (cur->attempt < 0 || cur->phase != RB_PHASE_RESTORING ||
 	    cur->confirmed != RB_CONFIRM_NONE)
 		return;
-	if (rb_ack_present(cfg, lr->rec.cluster, lr->rec.job_id,
-			   cur->attempt) == 1 &&
+	if (ack_present_in(lr->ledger, lr->rec.job_id, cur->attempt) == 1 &&
 	    rb_engine_confirm(&lr->rec.budget, cur->attempt, RB_CONFIRM_ACK))
 		ev_raw(e, "confirmed_previous", "ack");
 }
@@ -250,7 +321,6 @@ int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
 
 	ev_init(&e);
 	rb_budget *b;
-	int ack_dir;
 
 	memset(out, 0, sizeof(*out));
 	if (lock_and_read(cfg, job->cluster, job->job_id, &lr, err) < 0)
@@ -303,18 +373,17 @@ int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
 
 	if (commit(&lr, &e, err) < 0)
 		goto fail;
-	unlock_close(&lr);
+	/* The job's lock is not needed for what follows. */
+	rb_ledger_unlock(lr.job);
+	lr.job = NULL;
 
 	/* The job's acknowledgement directory; an error here only costs the
 	 * ack path of confirmation (restore_timeout and exit 0 still work). */
-	ack_dir = open_ack_dir(cfg, job->cluster, job->job_id, job->uid,
-			       job->gid);
-	if (ack_dir < 0)
+	if (prepare_ack_dir(lr.ledger, job->job_id, job->uid, job->gid) < 0)
 		rb_log(RB_LOG_WARNING,
 		       "job %u: cannot prepare the acknowledgement directory under %s: %s",
 		       job->job_id, cfg->state_dir, strerror(errno));
-	else
-		close(ack_dir);
+	unlock_close(&lr);
 	return 0;
 fail:
 	unlock_close(&lr);
@@ -531,16 +600,17 @@ int rb_lifecycle_forecast(const rb_config *cfg, const char *cluster,
 			       RB_DECISION_REFUSE ? 1 : 0;
 }
 
-int rb_lifecycle_read(const rb_config *cfg, const char *cluster,
-		      uint32_t job_id, rb_record *rec, rb_err *err)
+/* rb_lifecycle_read's checks as they were written before the fast path,
+ * run only when that path failed: the same message for an unusable
+ * state_dir, and "no record" when <state_dir>/<cluster> does not exist
+ * (even for a name the ledger would refuse). err holds the ledger's
+ * message, kept when none of these apply. */
+static int read_slow_path(const rb_config *cfg, const char *cluster,
+			  rb_record *rec, rb_err *err)
 {
 	char path[RB_PATH_MAX];
 	struct stat st;
-	rb_ledger *l;
-	int rc;
 
-	/* An unusable state_dir is an error even before any job of this
-	 * cluster was recorded (the caller's on_error needs the reason). */
 	if (lstat(cfg->state_dir, &st) < 0)
 		return rb_err_set(err, "state_dir %s: %s", cfg->state_dir,
 				  strerror(errno));
@@ -551,14 +621,34 @@ int rb_lifecycle_read(const rb_config *cfg, const char *cluster,
 				  "root and not writable by group or others",
 				  cfg->state_dir, (unsigned)st.st_uid,
 				  (unsigned)(st.st_mode & 07777));
-	/* No job of this cluster was ever recorded: not an error. */
-	snprintf(path, sizeof(path), "%s/%s", cfg->state_dir, cluster);
+	snprintf(path, sizeof(path), "%s/%s", cfg->state_dir,
+		 cluster ? cluster : "");
 	if (lstat(path, &st) < 0 && errno == ENOENT) {
 		rb_record_init(rec);
 		return 1;
 	}
-	if (rb_ledger_open(cfg->state_dir, cluster, RB_LEDGER_READ, &l, err) < 0)
-		return -1;
+	return -1;
+}
+
+int rb_lifecycle_read(const rb_config *cfg, const char *cluster,
+		      uint32_t job_id, rb_record *rec, rb_err *err)
+{
+	rb_ledger *l;
+	int rc;
+
+	/* One open of state_dir (O_NOFOLLOW, owned by root, not writable by
+	 * group or others: the same demands as the lstat checks below) and
+	 * of <state_dir>/<cluster>. No job of this cluster was ever recorded
+	 * (no such directory): not an error. An unusable state_dir is one,
+	 * even before any job of this cluster was recorded (the caller's
+	 * on_error needs the reason): read_slow_path words it. */
+	rc = rb_ledger_open_read(cfg->state_dir, cluster, &l, err);
+	if (rc < 0)
+		return read_slow_path(cfg, cluster, rec, err);
+	if (rc == 1) {
+		rb_record_init(rec);
+		return 1;
+	}
 	rc = rb_ledger_read(l, job_id, rec, err);
 	rb_ledger_close(l);
 	return rc;

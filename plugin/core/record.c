@@ -52,6 +52,7 @@ typedef enum {
 
 typedef struct {
 	const char *key;
+	size_t klen;   /* strlen(key) */
 	field_type type;
 	size_t off;
 	size_t size;   /* F_STR: buffer size including the NUL */
@@ -60,12 +61,12 @@ typedef struct {
 } field;
 
 #define MEMBER_SIZE(m) sizeof(((rb_record *)0)->m)
-#define STR(k, m) { k, F_STR, offsetof(rb_record, m), MEMBER_SIZE(m), 0, 0 }
-#define U32(k, m) { k, F_U32, offsetof(rb_record, m), 0, 0, 0 }
-#define U64(k, m) { k, F_U64, offsetof(rb_record, m), 0, 0, 0 }
-#define INT(k, m, lo) { k, F_INT, offsetof(rb_record, m), 0, lo, INT_MAX }
-#define I64(k, m, lo) { k, F_I64, offsetof(rb_record, m), 0, lo, INT64_MAX }
-#define TYPED(k, m, t) { k, t, offsetof(rb_record, m), 0, 0, 0 }
+#define STR(k, m) { k, sizeof(k) - 1, F_STR, offsetof(rb_record, m), MEMBER_SIZE(m), 0, 0 }
+#define U32(k, m) { k, sizeof(k) - 1, F_U32, offsetof(rb_record, m), 0, 0, 0 }
+#define U64(k, m) { k, sizeof(k) - 1, F_U64, offsetof(rb_record, m), 0, 0, 0 }
+#define INT(k, m, lo) { k, sizeof(k) - 1, F_INT, offsetof(rb_record, m), 0, lo, INT_MAX }
+#define I64(k, m, lo) { k, sizeof(k) - 1, F_I64, offsetof(rb_record, m), 0, lo, INT64_MAX }
+#define TYPED(k, m, t) { k, sizeof(k) - 1, t, offsetof(rb_record, m), 0, 0, 0 }
 
 /*
  * Every field of rb_record, its rb_budget and the budget's current attempt.
@@ -209,9 +210,10 @@ ssize_t rb_kv_escape(const char *in, char *out, size_t outlen)
  * Strict inverse of rb_kv_escape: "%XX" with upper-case hex of a byte that
  * needs escaping; %00 is refused (it cannot come from a C string and would
  * silently cut the value); a raw byte that should have been escaped is
- * refused.
+ * refused. With out NULL, only checks (the same rules, the same size limit)
+ * and returns the length it would write.
  */
-ssize_t rb_kv_unescape(const char *in, size_t inlen, char *out, size_t outlen)
+static ssize_t unescape(const char *in, size_t inlen, char *out, size_t outlen)
 {
 	size_t pos = 0;
 	size_t i;
@@ -239,13 +241,22 @@ ssize_t rb_kv_unescape(const char *in, size_t inlen, char *out, size_t outlen)
 		}
 		if (pos + 1 >= outlen)
 			goto fail;
-		out[pos++] = (char)c;
+		if (out)
+			out[pos] = (char)c;
+		pos++;
 	}
-	out[pos] = '\0';
+	if (out)
+		out[pos] = '\0';
 	return (ssize_t)pos;
 fail:
-	out[0] = '\0';
+	if (out)
+		out[0] = '\0';
 	return -1;
+}
+
+ssize_t rb_kv_unescape(const char *in, size_t inlen, char *out, size_t outlen)
+{
+	return unescape(in, inlen, out, outlen);
 }
 
 /* ---- enum names ---------------------------------------------------------- */
@@ -313,6 +324,43 @@ static const char *field_enum_name(const field *f, const rb_record *rec)
 	}
 }
 
+/*
+ * The ledger parses every record it has just formatted (rb_ledger_write: it
+ * never writes a record that would not read back), which checksummed the
+ * same bytes twice; FNV-1a runs at ~1 ns a byte, the largest single cost of
+ * a parse. So rb_record_format keeps, per thread, a copy of the bytes it
+ * checksummed and the sum; the next parse takes that sum only if its text
+ * is byte for byte that copy (memcmp: exact, so the check is the same), and
+ * forgets it either way. Any other parse computes the checksum.
+ */
+#define MEMO_MAX 4096
+static __thread struct {
+	size_t len;                 /* 0: nothing remembered */
+	uint64_t sum;
+	char text[MEMO_MAX];
+} memo;
+
+static void memo_remember(const char *text, size_t len, uint64_t sum)
+{
+	if (len == 0 || len > MEMO_MAX) {
+		memo.len = 0;
+		return;
+	}
+	memcpy(memo.text, text, len);
+	memo.len = len;
+	memo.sum = sum;
+}
+
+/* rb_checksum(text, len), from the memo when text is what it holds. */
+static uint64_t memo_checksum(const char *text, size_t len)
+{
+	bool same = memo.len == len && memcmp(text, memo.text, len) == 0;
+	uint64_t sum = same ? memo.sum : rb_checksum(text, len);
+
+	memo.len = 0;
+	return sum;
+}
+
 /* ---- formatting ---------------------------------------------------------- */
 
 typedef struct {
@@ -354,6 +402,32 @@ static void put_escaped(outbuf *o, const char *s)
 	o->pos += (size_t)n;
 }
 
+/* Decimal text of an unsigned / signed value at out (no NUL), as "%" PRIu64
+ * / "%" PRId64 would write it; returns its length. Formatting a record
+ * with snprintf cost more than the rest of the formatting. */
+static size_t fmt_u64(uint64_t v, char *out)
+{
+	char digits[20];
+	size_t n = 0, i;
+
+	do {
+		digits[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (i = 0; i < n; i++)
+		out[i] = digits[n - 1 - i];
+	return n;
+}
+
+static size_t fmt_i64(int64_t v, char *out)
+{
+	if (v < 0) {
+		out[0] = '-';
+		return 1 + fmt_u64((uint64_t)0 - (uint64_t)v, out + 1);
+	}
+	return fmt_u64((uint64_t)v, out);
+}
+
 /* Append one field's "key=value\n"; -1 if the value cannot be written. */
 static int put_field(outbuf *o, const field *f, const rb_record *rec)
 {
@@ -361,7 +435,7 @@ static int put_field(outbuf *o, const field *f, const rb_record *rec)
 	char num[32];
 	const char *name;
 
-	put_str(o, f->key);
+	put(o, f->key, f->klen);
 	put(o, "=", 1);
 	switch (f->type) {
 	case F_STR:
@@ -372,20 +446,16 @@ static int put_field(outbuf *o, const field *f, const rb_record *rec)
 		put_escaped(o, p);
 		break;
 	case F_U32:
-		snprintf(num, sizeof(num), "%" PRIu32, *(const uint32_t *)p);
-		put_str(o, num);
+		put(o, num, fmt_u64(*(const uint32_t *)p, num));
 		break;
 	case F_INT:
-		snprintf(num, sizeof(num), "%d", *(const int *)p);
-		put_str(o, num);
+		put(o, num, fmt_i64(*(const int *)p, num));
 		break;
 	case F_I64:
-		snprintf(num, sizeof(num), "%" PRId64, *(const int64_t *)p);
-		put_str(o, num);
+		put(o, num, fmt_i64(*(const int64_t *)p, num));
 		break;
 	case F_U64:
-		snprintf(num, sizeof(num), "%" PRIu64, *(const uint64_t *)p);
-		put_str(o, num);
+		put(o, num, fmt_u64(*(const uint64_t *)p, num));
 		break;
 	case F_BOOL:
 		put_str(o, *(const bool *)p ? "true" : "false");
@@ -403,24 +473,34 @@ static int put_field(outbuf *o, const field *f, const rb_record *rec)
 
 ssize_t rb_record_format(const rb_record *rec, char *buf, size_t len)
 {
+	static const char hex[] = "0123456789abcdef";
 	outbuf o = { buf, len, 0, false };
 	char line[sizeof(CHECKSUM_KEY) + CHECKSUM_HEX + 2];
-	size_t i;
+	size_t i, n;
+	uint64_t sum;
 
 	if (len == 0)
 		return -1;
 	buf[0] = '\0';
 	put_str(&o, VERSION_PREFIX);
-	snprintf(line, sizeof(line), "%d\n", RB_RECORD_VERSION);
-	put_str(&o, line);
+	n = fmt_i64(RB_RECORD_VERSION, line);
+	line[n++] = '\n';
+	put(&o, line, n);
 	for (i = 0; i < N_FIELDS; i++)
 		if (put_field(&o, &fields[i], rec) < 0)
 			return -1;
 	if (o.full)
 		return -1;
-	snprintf(line, sizeof(line), CHECKSUM_KEY "%016" PRIx64 "\n",
-		 rb_checksum(buf, o.pos));
-	put_str(&o, line);
+	/* CHECKSUM_KEY "%016" PRIx64 "\n" */
+	sum = rb_checksum(buf, o.pos);
+	memo_remember(buf, o.pos, sum);
+	n = sizeof(CHECKSUM_KEY) - 1;
+	memcpy(line, CHECKSUM_KEY, n);
+	for (i = 0; i < CHECKSUM_HEX; i++)
+		line[n + i] = hex[(sum >> (4 * (CHECKSUM_HEX - 1 - i))) & 0xf];
+	n += CHECKSUM_HEX;
+	line[n++] = '\n';
+	put(&o, line, n);
 	if (o.full)
 		return -1;
 	return (ssize_t)o.pos;
@@ -495,52 +575,62 @@ static const char *show(const char *s, size_t n, char *buf, size_t len)
 	return buf;
 }
 
-/* Parse one value into its field of rec. Returns 0, or -1 with why (NULL
- * for an integer out of its field's range: the caller names the range). */
-static int parse_value(const field *f, const char *v, size_t n, rb_record *rec,
+/* One parsed value, held until the whole text has been checked. */
+typedef struct {
+	const char *text;  /* F_STR: the escaped value (checked) */
+	size_t n;
+	union {
+		uint64_t u;
+		int64_t i;
+		bool b;
+		int e;         /* enums */
+	} v;
+} value;
+
+/* Check one value of field f and keep it in val. Returns 0, or -1 with why
+ * (NULL for an integer out of its field's range: the caller names the
+ * range). Nothing is written to the caller's record here. */
+static int parse_value(const field *f, const char *v, size_t n, value *val,
 		       const char **why)
 {
-	char *p = (char *)rec + f->off;
 	char name[ENUM_NAME_MAX];
 	uint64_t u;
 	int64_t i;
 
 	switch (f->type) {
 	case F_STR:
-		if (rb_kv_unescape(v, n, p, f->size) < 0) {
+		if (unescape(v, n, NULL, f->size) < 0) {
 			*why = "bad %-escape, unescaped byte or too long";
 			return -1;
 		}
+		val->text = v;
+		val->n = n;
 		return 0;
 	case F_U32:
 		if (parse_u64(v, n, &u) < 0 || u > UINT32_MAX) {
 			*why = "not a decimal integer in 0..4294967295";
 			return -1;
 		}
-		*(uint32_t *)p = (uint32_t)u;
+		val->v.u = u;
 		return 0;
 	case F_U64:
 		if (parse_u64(v, n, &u) < 0) {
 			*why = "not a decimal integer in 0..2^64-1";
 			return -1;
 		}
-		*(uint64_t *)p = u;
+		val->v.u = u;
 		return 0;
 	case F_INT:
-		if (parse_i64(v, n, f->min, f->max, &i) < 0)
-			return -1; /* why stays NULL: the caller names the range */
-		*(int *)p = (int)i;
-		return 0;
 	case F_I64:
 		if (parse_i64(v, n, f->min, f->max, &i) < 0)
-			return -1;
-		*(int64_t *)p = i;
+			return -1; /* why stays NULL: the caller names the range */
+		val->v.i = i;
 		return 0;
 	case F_BOOL:
 		if (n == 4 && memcmp(v, "true", 4) == 0)
-			*(bool *)p = true;
+			val->v.b = true;
 		else if (n == 5 && memcmp(v, "false", 5) == 0)
-			*(bool *)p = false;
+			val->v.b = false;
 		else {
 			*why = "not true or false";
 			return -1;
@@ -552,30 +642,100 @@ static int parse_value(const field *f, const char *v, size_t n, rb_record *rec,
 
 	/* Enums: unescape into a small buffer, then the engine's parser. */
 	*why = "unknown name";
-	if (rb_kv_unescape(v, n, name, sizeof(name)) < 0)
+	if (unescape(v, n, name, sizeof(name)) < 0)
 		return -1;
 	switch (f->type) {
-	case F_PHASE:
-		return rb_phase_parse(name, (rb_phase *)p) < 0 ? -1 : 0;
-	case F_END:
-		return rb_end_parse(name, (rb_end *)p) < 0 ? -1 : 0;
-	case F_CONFIRM:
-		return rb_confirm_parse(name, (rb_confirm *)p) < 0 ? -1 : 0;
-	case F_ACCOUNTING:
-		return rb_accounting_parse(name, (rb_accounting *)p) < 0 ? -1
-									 : 0;
+	case F_PHASE: {
+		rb_phase x;
+
+		if (rb_phase_parse(name, &x) < 0)
+			return -1;
+		val->v.e = (int)x;
+		return 0;
+	}
+	case F_END: {
+		rb_end x;
+
+		if (rb_end_parse(name, &x) < 0)
+			return -1;
+		val->v.e = (int)x;
+		return 0;
+	}
+	case F_CONFIRM: {
+		rb_confirm x;
+
+		if (rb_confirm_parse(name, &x) < 0)
+			return -1;
+		val->v.e = (int)x;
+		return 0;
+	}
+	case F_ACCOUNTING: {
+		rb_accounting x;
+
+		if (rb_accounting_parse(name, &x) < 0)
+			return -1;
+		val->v.e = (int)x;
+		return 0;
+	}
 	default:
 		return -1;
 	}
 }
 
-static const field *find_field(const char *key, size_t n, size_t *index)
+/* Put a checked value into its member of rec. */
+static void store_value(const field *f, const value *val, rb_record *rec)
+{
+	char *p = (char *)rec + f->off;
+
+	switch (f->type) {
+	case F_STR:
+		/* checked by parse_value: cannot fail */
+		(void)unescape(val->text, val->n, p, f->size);
+		break;
+	case F_U32:
+		*(uint32_t *)p = (uint32_t)val->v.u;
+		break;
+	case F_U64:
+		*(uint64_t *)p = val->v.u;
+		break;
+	case F_INT:
+		*(int *)p = (int)val->v.i;
+		break;
+	case F_I64:
+		*(int64_t *)p = val->v.i;
+		break;
+	case F_BOOL:
+		*(bool *)p = val->v.b;
+		break;
+	case F_PHASE:
+		*(rb_phase *)p = (rb_phase)val->v.e;
+		break;
+	case F_END:
+		*(rb_end *)p = (rb_end)val->v.e;
+		break;
+	case F_CONFIRM:
+		*(rb_confirm *)p = (rb_confirm)val->v.e;
+		break;
+	case F_ACCOUNTING:
+		*(rb_accounting *)p = (rb_accounting)val->v.e;
+		break;
+	}
+}
+
+/* The field called key[0, n). Records are written in fields[] order, so
+ * the one after the previous line's (hint) is tried first. */
+static const field *find_field(const char *key, size_t n, size_t hint,
+			       size_t *index)
 {
 	size_t i;
 
+	if (hint < N_FIELDS && fields[hint].klen == n &&
+	    memcmp(fields[hint].key, key, n) == 0) {
+		*index = hint;
+		return &fields[hint];
+	}
 	for (i = 0; i < N_FIELDS; i++) {
-		if (strlen(fields[i].key) == n &&
-		    memcmp(fields[i].key, key, n) == 0) {
+		if (fields[i].klen == n && memcmp(fields[i].key, key, n) == 0) {
 			*index = i;
 			return &fields[i];
 		}
@@ -583,13 +743,14 @@ static const field *find_field(const char *key, size_t n, size_t *index)
 	return NULL;
 }
 
-/* Parse the key=value lines in text[start, end), numbered from line 2. */
+/* Check the key=value lines in text[start, end), numbered from line 2, into
+ * vals[] (one per field). */
 static int parse_fields(const char *text, size_t start, size_t end,
-			rb_record *rec, rb_err *err)
+			value *vals, rb_err *err)
 {
 	uint64_t seen = 0;
 	unsigned lineno = 2;
-	size_t p = start;
+	size_t p = start, hint = 0;
 	char q[SHOW_MAX * 3 + 8];
 	size_t i;
 
@@ -612,7 +773,7 @@ static int parse_fields(const char *text, size_t start, size_t end,
 						       sizeof(q)));
 		klen = (size_t)(eq - (text + p));
 		vstart = (size_t)(eq - text) + 1;
-		f = find_field(text + p, klen, &idx);
+		f = find_field(text + p, klen, hint, &idx);
 		if (!f)
 			return rb_err_set(err, "line %u: unknown key '%s'",
 					  lineno, show(text + p, klen, q,
@@ -621,7 +782,9 @@ static int parse_fields(const char *text, size_t start, size_t end,
 			return rb_err_set(err, "line %u: duplicate key '%s'",
 					  lineno, f->key);
 		seen |= 1ULL << idx;
-		if (parse_value(f, text + vstart, e - vstart, rec, &why) < 0) {
+		hint = idx + 1;
+		if (parse_value(f, text + vstart, e - vstart, &vals[idx],
+				&why) < 0) {
 			show(text + vstart, e - vstart, q, sizeof(q));
 			if (why)
 				return rb_err_set(err, "line %u: bad value for "
@@ -713,7 +876,7 @@ static ssize_t parse_checksum(const char *text, size_t len, size_t body,
 	if (e + 1 != len)
 		return rb_err_set(err, "%zu unexpected bytes after the checksum "
 				  "line", len - e - 1);
-	if (rb_checksum(text, ck) != want)
+	if (memo_checksum(text, (size_t)ck) != want)
 		return rb_err_set(err, "checksum mismatch (record torn or "
 				  "edited by hand)");
 	return (ssize_t)ck;
@@ -721,8 +884,9 @@ static ssize_t parse_checksum(const char *text, size_t len, size_t body,
 
 int rb_record_parse(const char *text, size_t len, rb_record *rec, rb_err *err)
 {
-	rb_record *tmp = NULL;
+	value vals[N_FIELDS];
 	ssize_t body, ck;
+	size_t i;
 	int rc = -1;
 
 	if (!text || len == 0) {
@@ -746,18 +910,16 @@ int rb_record_parse(const char *text, size_t len, rb_record *rec, rb_err *err)
 	ck = parse_checksum(text, len, (size_t)body, err);
 	if (ck < 0)
 		goto fail;
-	/* Heap, not stack: a record is ~18 KiB and Slurm threads have small
-	 * stacks. */
-	tmp = calloc(1, sizeof(*tmp));
-	if (!tmp) {
-		rb_err_set(err, "out of memory");
+	/* Every line is checked before rec is touched (a refused record
+	 * leaves it as it was); then rec is cleared and filled. No scratch
+	 * record: allocating, zeroing and copying 17.5 KB per parse cost more
+	 * than the parse. */
+	if (parse_fields(text, (size_t)body, (size_t)ck, vals, err) < 0)
 		goto fail;
-	}
-	if (parse_fields(text, (size_t)body, (size_t)ck, tmp, err) < 0)
-		goto fail;
-	memcpy(rec, tmp, sizeof(*rec));
+	memset(rec, 0, sizeof(*rec));
+	for (i = 0; i < N_FIELDS; i++)
+		store_value(&fields[i], &vals[i], rec);
 	rc = 0;
 fail:
-	free(tmp);
 	return rc;
 }
