@@ -1065,6 +1065,16 @@ static int read_text(const char *path, char **out, size_t *outlen,
 			   path, path);
 		goto fail;
 	}
+	/* Read as root at every job start: only root may be able to change
+	 * it, or its owner could raise everyone's caps. */
+	if (geteuid() == 0 && (st.st_uid != 0 || (st.st_mode & S_IWGRP))) {
+		saved = EPERM;
+		rb_err_set(err,
+			   "%s: refusing a file owned by uid %u with mode %04o: only root may be able to change the limits (run chown root %s; chmod go-w %s)",
+			   path, (unsigned)st.st_uid,
+			   (unsigned)(st.st_mode & 07777), path, path);
+		goto fail;
+	}
 	if (st.st_size > RB_CONFIG_MAX_BYTES) {
 		saved = EFBIG;
 		rb_err_set(err, "%s: cannot read: larger than %d bytes", path,

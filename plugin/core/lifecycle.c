@@ -226,7 +226,8 @@ int rb_ack_present(const rb_config *cfg, const char *cluster, uint32_t job_id,
 
 /* The same question through an open ledger: the ack tree is reached from the
  * ledger's cluster directory fd (opened once), not from state_dir again. */
-static int ack_present_in(rb_ledger *l, uint32_t job_id, int64_t attempt)
+static int ack_present_in(rb_ledger *l, uint32_t job_id, uint32_t uid,
+			  int64_t attempt)
 {
 	char name[48];
 	struct stat st;
@@ -239,6 +240,12 @@ static int ack_present_in(rb_ledger *l, uint32_t job_id, int64_t attempt)
 	dir = openat(ack, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dir < 0)
 		return errno == ENOENT ? 0 : -1;
+	/* Only the job's own user acknowledges: a directory left by an older
+	 * job with the same id (Slurm reuses ids) belongs to someone else. */
+	if (fstat(dir, &st) < 0 || st.st_uid != uid) {
+		close(dir);
+		return 0;
+	}
 	snprintf(name, sizeof(name), "attempt-%" PRId64, attempt);
 	/* never opened, never followed: only its existence counts */
 	rc = fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 1 : 0;
@@ -272,6 +279,19 @@ static int prepare_ack_dir(rb_ledger *l, uint32_t job_id, uint32_t uid,
 	if (!S_ISDIR(st.st_mode)) {
 		errno = ENOTDIR;
 		return -1;
+	}
+	if (st.st_uid != uid) {
+		/* An older job with the same id left it (Slurm reuses ids):
+		 * move it aside, never hand it to the new job's user. */
+		char aside[64];
+
+		snprintf(aside, sizeof(aside), "%u.stale.%u", job_id,
+			 (unsigned)st.st_uid);
+		if (renameat(ack, name, ack, aside) < 0)
+			return -1;
+		if (mkdirat(ack, name, 0700) < 0)
+			return -1;
+		return fchownat(ack, name, uid, gid, AT_SYMLINK_NOFOLLOW);
 	}
 	return 0;
 }
@@ -308,7 +328,8 @@ static void confirm_by_ack(const rb_config *cfg, locked_record *lr,
 	if (cur->attempt < 0 || cur->phase != RB_PHASE_RESTORING ||
 	    cur->confirmed != RB_CONFIRM_NONE)
 		return;
-	if (ack_present_in(lr->ledger, lr->rec.job_id, cur->attempt) == 1 &&
+	if (ack_present_in(lr->ledger, lr->rec.job_id, lr->rec.uid,
+			   cur->attempt) == 1 &&
 	    rb_engine_confirm(&lr->rec.budget, cur->attempt, RB_CONFIRM_ACK))
 		ev_raw(e, "confirmed_previous", "ack");
 }
@@ -318,17 +339,31 @@ int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
 {
 	locked_record lr;
 	event_line e;
-
-	ev_init(&e);
 	rb_budget *b;
 
+	ev_init(&e);
 	memset(out, 0, sizeof(*out));
 	if (lock_and_read(cfg, job->cluster, job->job_id, &lr, err) < 0)
 		return -1;
-	b = &lr.rec.budget;
-	if (!lr.found) {
-		lr.rec.created = job->now;
+	if (lr.found && lr.rec.uid != job->uid) {
+		/* Slurm reuses job ids (MaxJobId wrap, a rebuilt controller):
+		 * an old job's record is not this job's budget. */
+		rb_log(RB_LOG_WARNING,
+		       "job %u: the ledger holds an older job of uid %u with this id; starting a new record",
+		       job->job_id, lr.rec.uid);
+		ev_raw(&e, "kind", "reset");
+		ev_raw(&e, "reason", "job_id_reused");
+		ev_int(&e, "old_uid", lr.rec.uid);
+		ev_int(&e, "old_attempt", lr.rec.budget.cur.attempt);
+		if (rb_ledger_append(lr.job, e.buf, err) < 0)
+			goto fail;
+		ev_init(&e);
+		rb_record_init(&lr.rec);
+		lr.found = false;
 	}
+	b = &lr.rec.budget;
+	if (!lr.found)
+		lr.rec.created = job->now;
 	rb_config_resolve(cfg, job->partition, job->account, &job->options,
 			  &out->limits, out->warnings, sizeof(out->warnings));
 

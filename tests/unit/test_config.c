@@ -329,6 +329,30 @@ static void test_world_writable_file_is_refused(void **state)
 	assert_string_equal(f->err.msg, expected);
 }
 
+static void test_root_refuses_a_file_others_could_change(void **state)
+{
+	fixture *f = *state;
+	char expected[512];
+	rb_config *c = NULL;
+
+	if (geteuid() != 0)
+		skip();
+	write_conf(f, "max_failures = 1;\n");
+	assert_int_equal(chmod(f->path, 0664), 0);
+	assert_int_equal(rb_config_load(f->path, &c, &f->err), -1);
+	snprintf(expected, sizeof(expected),
+		 "%s: refusing a file owned by uid 0 with mode 0664: only root may be able to change the limits (run chown root %s; chmod go-w %s)",
+		 f->path, f->path, f->path);
+	assert_string_equal(f->err.msg, expected);
+	assert_int_equal(chmod(f->path, 0644), 0);
+	assert_int_equal(chown(f->path, 65534, 0), 0);
+	assert_int_equal(rb_config_load(f->path, &c, &f->err), -1);
+	assert_non_null(strstr(f->err.msg, "owned by uid 65534 with mode 0644"));
+	assert_int_equal(chown(f->path, 0, 0), 0);
+	assert_int_equal(rb_config_load(f->path, &c, &f->err), 0);
+	rb_config_free(c);
+}
+
 static void test_syntax_error_names_file_and_line(void **state)
 {
 	load_fails(*state, "max_failures = 1;\nrestore_timeout = 5\ntrack = ;\n",
@@ -946,6 +970,7 @@ int main(void)
 		T(test_missing_file_cannot_read),
 		T(test_directory_cannot_read),
 		T(test_world_writable_file_is_refused),
+		T(test_root_refuses_a_file_others_could_change),
 		T(test_syntax_error_names_file_and_line),
 		T(test_duplicate_key_is_a_syntax_error),
 		T(test_include_is_refused),

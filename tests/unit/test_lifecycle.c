@@ -352,6 +352,41 @@ static void test_forecast_predicts_refusal_of_next_attempt(void **state)
 					       sizeof(reason), &err), -1);
 }
 
+static void test_reused_job_id_of_another_user_starts_a_new_budget(void **state)
+{
+	fixture *f = *state;
+	rb_job_info j;
+	rb_start_result res;
+	char path[512];
+	struct stat st;
+	rb_err err;
+	int64_t n;
+
+	/* alice's job 90 spends its budget */
+	start(f, 90, 0);
+	rb_lifecycle_report(f->cfg, CLUSTER, 90, 0, RB_PHASE_FRESH, CKPT, &err);
+	rb_lifecycle_epilog(f->cfg, CLUSTER, 90, 1, 0, 0, NULL, 1, &err);
+	for (n = 1; start(f, 90, n) == RB_DECISION_RUN; n++)
+		rb_lifecycle_epilog(f->cfg, CLUSTER, 90, n, 42, 0, NULL, 1, &err);
+	/* Slurm reuses the id for bob's new job */
+	j = job_info(90, 0);
+	j.uid = 2000;
+	j.gid = 2000;
+	assert_int_equal(rb_lifecycle_start(f->cfg, &j, &res, &err), 0);
+	assert_false(res.duplicate);
+	assert_int_equal(res.decision, RB_DECISION_RUN);
+	rb_record rec = read_rec(f, 90);
+	assert_int_equal(rec.uid, 2000);
+	assert_int_equal(rec.budget.failures, 0);
+	assert_string_equal(rec.budget.checkpoint, "");
+	/* alice's acknowledgement directory is not bob's */
+	snprintf(path, sizeof(path), "%s/%s/ack/90", f->dir, CLUSTER);
+	assert_int_equal(lstat(path, &st), 0);
+	assert_int_equal(st.st_uid, 2000);
+	snprintf(path, sizeof(path), "%s/%s/ack/90.stale.1000", f->dir, CLUSTER);
+	assert_int_equal(lstat(path, &st), 0);
+}
+
 static int count_kind(const char *line, bool ok, void *ctx)
 {
 	int *counts = ctx;
@@ -404,6 +439,7 @@ int main(void)
 		T(test_grant_adds_budget_and_is_logged),
 		T(test_event_log_keeps_every_attempt),
 		T(test_forecast_predicts_refusal_of_next_attempt),
+		T(test_reused_job_id_of_another_user_starts_a_new_budget),
 	};
 	return cmocka_run_group_tests_name("lifecycle", tests, NULL, NULL);
 }
