@@ -17,7 +17,7 @@ REL_CFLAGS = $(filter-out -Wmissing-prototypes,$(CFLAGS_ALL)) \
              -Wno-format-truncation -Itests/reliability -pthread
 
 .PHONY: reliability reliability-build valgrind
-TEST_EXTRA += reliability
+TEST_EXTRA += reliability valgrind
 
 $(REL_DIR)/%: tests/reliability/%.c tests/reliability/rel.h $(CORE_OBJ)
 	@mkdir -p $(dir $@)
@@ -29,7 +29,12 @@ $(REL_DIR)/vg_driver: tests/reliability/vg_driver.c $(CORE_OBJ)
 	$(CC) $(REL_CFLAGS) -o $@ $< $(CORE_OBJ) $(LDFLAGS_ALL) \
 		$(LIBS_CORE)
 
-reliability-build: $(REL_BIN) $(REL_DIR)/vg_driver
+# Loads the built plugin with stand-ins for the host's SPANK API.
+$(REL_DIR)/vg_plugin: tests/reliability/vg_plugin.c $(PLUGIN)
+	@mkdir -p $(dir $@)
+	$(CC) $(REL_CFLAGS) -o $@ $< $(LDFLAGS_ALL) -rdynamic -ldl
+
+reliability-build: $(REL_BIN) $(REL_DIR)/vg_driver $(REL_DIR)/vg_plugin
 
 reliability: reliability-build
 	@tests/reliability/run.sh $(REL_DIR)

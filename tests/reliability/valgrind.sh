@@ -2,9 +2,9 @@
 # tests/reliability/valgrind.sh - memcheck over the core's lifecycle path and
 # the restore-budget CLI (DESIGN.md sections 8, 9).
 #
-# build/restore_budget.so needs Slurm's host symbols and cannot run outside
-# slurmd, so build/reliability/vg_driver drives the same core calls the
-# SPANK callbacks make (config, options, start, checkpoint, report, epilog,
+# build/reliability/vg_plugin loads build/restore_budget.so with stand-ins
+# for the host's SPANK API and runs its callbacks; vg_driver drives the core
+# calls the SPANK callbacks make (config, options, start, checkpoint, report, epilog,
 # grant, reads) on a real ledger; then every read command of the CLI runs
 # on that ledger (show, explain, list, each also --json, and check-config on
 # a good and a bad file). Each run is
@@ -68,6 +68,10 @@ vg() {
 
 vg 0 "$DRIVER" "$T/rb.conf" cluster 4242 "$T/ck"
 vg 0 "$DRIVER" "$T/rb.conf" cluster 1001 "$T/ck"
+# The plugin itself, loaded as slurmd/slurmstepd load it, every callback of
+# a job that exhausts its budget (tests/reliability/vg_plugin.c).
+mkdir -m 755 "$T/work" "$T/work/ckpt" && echo 3 >"$T/work/ckpt/checkpoint-3"
+vg 0 "$ROOT/build/reliability/vg_plugin" "$ROOT/build/restore_budget.so" "$T/rb.conf" "$T/work"
 vg 0 "$CLI" show 4242
 vg 0 "$CLI" --json show 4242
 vg 0 "$CLI" explain 4242
