@@ -17,7 +17,7 @@
 
 /* slurm.conf is read only for one line; a bigger file is not ours to parse
  * entirely (ClusterName sits near the top in every real one). */
-#define SLURM_CONF_SCAN_MAX (1024 * 1024)
+#define SLURM_CONF_SCAN_MAX (1024L * 1024)
 
 static const char *env_nonempty(const char *name)
 {

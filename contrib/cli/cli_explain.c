@@ -23,7 +23,6 @@ typedef cli_event event;
 #define ev_s cli_event_str
 
 typedef struct {
-	cli_ctx *ctx;
 	json_object *events;   /* --json */
 	size_t n, torn;
 	bool oom;
@@ -365,7 +364,7 @@ static int on_event(const char *line, bool ok, void *vctx)
 
 int cli_cmd_explain(cli_ctx *ctx, uint32_t job_id)
 {
-	explain_state st = { .ctx = ctx };
+	explain_state st = { 0 };
 	rb_ledger *l = NULL;
 	rb_err err;
 	int rc, r;

@@ -14,7 +14,6 @@
 #include <string.h>
 
 typedef struct {
-	cli_ctx *ctx;
 	const cli_list_opts *opts;
 	rb_ledger *ledger;
 	rb_record *rec;
@@ -93,7 +92,7 @@ static int on_job(uint32_t job_id, void *vctx)
 
 int cli_cmd_list(cli_ctx *ctx, const cli_list_opts *opts)
 {
-	list_state st = { .ctx = ctx, .opts = opts };
+	list_state st = { .opts = opts };
 	rb_err err;
 	int r, rc = CLI_OK;
 

@@ -369,6 +369,9 @@ int main(int argc, char **argv)
 	if ((rc = check_options(&a)) != CLI_OK ||
 	    (rc = check_arg_count(&a)) != CLI_OK)
 		return rc;
+	/* --config has_value: parse_args() sets value[] with set[] (the
+	 * analyzer cannot tie options[id].has_value to OPT_CONFIG) */
+	// NOLINTNEXTLINE(clang-analyzer-core.NullDereference)
 	if (a.set[OPT_CONFIG] && !a.value[OPT_CONFIG][0])
 		return usage_error("%s", "--config needs a file name");
 	ctx.json = a.set[OPT_JSON];

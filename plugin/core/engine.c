@@ -352,6 +352,8 @@ static int parse_name(const char *const *names, size_t n, const char *s,
 	{                                                                  \
 		return name_of(table, NAMES_LEN(table), (unsigned)v);      \
 	}                                                                  \
+	/* `type` is a type name: `(type) *out` would not declare out */   \
+	/* NOLINTNEXTLINE(bugprone-macro-parentheses) */                   \
 	int rb_##stem##_parse(const char *s, type *out)                    \
 	{                                                                  \
 		int v;                                                     \

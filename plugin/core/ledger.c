@@ -850,7 +850,7 @@ static int read_at(rb_ledger *l, int held_bucket, uint32_t job_id,
 	}
 	if (st.st_size > RB_RECORD_TEXT_MAX) {
 		rb_err_set(err, "%s: corrupt record: %lld bytes, more than "
-			   "the %d a record can have",
+			   "the %ld a record can have",
 			   job_path(l, job_id, name, path, sizeof(path)),
 			   (long long)st.st_size, RB_RECORD_TEXT_MAX);
 		goto fail;
@@ -915,7 +915,7 @@ int rb_ledger_write(rb_job *j, rb_record *rec, rb_err *err)
 		rec->job_id = j->job_id;
 	if (!rec->cluster[0])
 		rb_strlcpy(rec->cluster, l->cluster, sizeof(rec->cluster));
-	if (rec->job_id != j->job_id || strcmp(rec->cluster, l->cluster)) {
+	if (rec->job_id != j->job_id || strcmp(rec->cluster, l->cluster) != 0) {
 		rb_err_set(err, "%s: refusing to store the record of job %" PRIu32
 			   " on cluster %.63s here", PATH(), rec->job_id,
 			   rec->cluster);
@@ -948,7 +948,7 @@ int rb_ledger_write(rb_job *j, rb_record *rec, rb_err *err)
 	}
 	if (n < 0) {
 		rb_err_set(err, "%s: cannot format the record (an enum value "
-			   "has no name or the text exceeds %d bytes)", PATH(),
+			   "has no name or the text exceeds %ld bytes)", PATH(),
 			   RB_RECORD_TEXT_MAX);
 		goto fail;
 	}
@@ -1143,7 +1143,8 @@ int rb_ledger_append(rb_job *j, const char *event, rb_err *err)
 	buf[pos++] = '=';
 	pos += fmt_i64((int64_t)time(NULL), buf + pos);
 	buf[pos++] = ' ';
-	memcpy(buf + pos, event, elen);
+	/* buf is a counted byte buffer for write(), never a C string */
+	memcpy(buf + pos, event, elen); // NOLINT(bugprone-not-null-terminated-result)
 	pos += elen;
 	/* the checksum covers "t=... <event>", not " crc=" */
 	crc = rb_checksum(buf + start, pos - start);

@@ -570,8 +570,12 @@ static const char *show(const char *s, size_t n, char *buf, size_t len)
 
 	if (escape_bytes((const unsigned char *)s, take, buf, len) < 0)
 		return "?";
-	if (take < n && strlen(buf) + 4 <= len)
-		strcat(buf, "...");
+	if (take < n) {
+		size_t used = strlen(buf);
+
+		if (used + sizeof("...") <= len)
+			memcpy(buf + used, "...", sizeof("..."));
+	}
 	return buf;
 }
 
@@ -894,7 +898,7 @@ int rb_record_parse(const char *text, size_t len, rb_record *rec, rb_err *err)
 		goto fail;
 	}
 	if (len > RB_RECORD_TEXT_MAX) {
-		rb_err_set(err, "record of %zu bytes is larger than %d",
+		rb_err_set(err, "record of %zu bytes is larger than %ld",
 			   len, RB_RECORD_TEXT_MAX);
 		goto fail;
 	}

@@ -20,7 +20,7 @@
 
 #define RB_RECORD_VERSION 1
 #define RB_NAME_MAX 256
-#define RB_RECORD_TEXT_MAX (64 * 1024)
+#define RB_RECORD_TEXT_MAX (64L * 1024)
 
 typedef struct {
 	char cluster[RB_NAME_MAX];

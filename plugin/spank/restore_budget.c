@@ -571,7 +571,8 @@ static void add_warning(const char *fmt, ...)
 	va_end(ap);
 	if (n < 0 || (size_t)n >= sizeof(step.warning) - used - 1)
 		return;
-	strcat(step.warning, "\n");
+	used += (size_t)n;
+	memcpy(step.warning + used, "\n", sizeof("\n"));
 }
 
 /* The job's restart count according to the controller, or -1. */
