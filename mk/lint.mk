@@ -23,6 +23,7 @@ CPPCHECK_FLAGS := --enable=warning,style,performance,portability \
                   --template='{file}:{line}: {severity}: {message} [{id}]'
 
 .PHONY: lint lint-tidy lint-cppcheck
+TEST_EXTRA += lint
 
 # Both always run (a cppcheck finding does not hide clang-tidy's).
 lint:
