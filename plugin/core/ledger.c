@@ -190,6 +190,18 @@ static size_t fmt_hex64(uint64_t v, char *out)
 /* "<state_dir>/<cluster>/<bucket>[/<name>]" for messages. Built only when
  * a message needs it, often in the same argument list as strerror(errno):
  * errno is kept whatever snprintf does to it. */
+int rb_ledger_record_path(const char *state_dir, const char *cluster,
+			  uint32_t job_id, char *buf, size_t len)
+{
+	char b[8];
+	int n;
+
+	bucket_name(job_id, b, sizeof(b));
+	n = snprintf(buf, len, "%s/%s/%s/%u.rec", state_dir, cluster, b,
+		     job_id);
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
 static const char *job_path(const rb_ledger *l, uint32_t job_id,
 			    const char *name, char *buf, size_t len)
 {

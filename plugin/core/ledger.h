@@ -51,6 +51,12 @@ int rb_ledger_ack_dir(rb_ledger *l, bool create);
 int rb_ledger_lock(rb_ledger *l, uint32_t job_id, rb_job **out, rb_err *err);
 void rb_ledger_unlock(rb_job *j);
 
+/* The path of job_id's record, without opening anything (a cheap "is
+ * there a record?" with lstat, before taking a lock that would create the
+ * job's event log). -1 if it does not fit. */
+int rb_ledger_record_path(const char *state_dir, const char *cluster,
+			  uint32_t job_id, char *buf, size_t len);
+
 /* Read the record: 0 = read, 1 = no record yet (rec initialized), -1 = error
  * (corrupt, torn, unknown version, I/O) with err saying which. Works with or
  * without the lock (a reader sees the old or the new record). */

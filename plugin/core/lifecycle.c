@@ -469,8 +469,11 @@ static bool record_exists(const rb_config *cfg, const char *cluster,
 	struct stat st;
 
 	err->msg[0] = '\0';
-	snprintf(path, sizeof(path), "%s/%s/%03u/%u.rec", cfg->state_dir,
-		 cluster, job_id % 1000, job_id);
+	if (rb_ledger_record_path(cfg->state_dir, cluster, job_id, path,
+				  sizeof(path)) < 0) {
+		rb_err_set(err, "%s/%s: path too long", cfg->state_dir, cluster);
+		return false;
+	}
 	if (lstat(path, &st) == 0)
 		return true;
 	if (errno != ENOENT && errno != ENOTDIR)
