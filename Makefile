@@ -117,6 +117,7 @@ clean:
 # One fragment per concern (fuzzing, reliability, benchmarks, packaging).
 include $(wildcard mk/*.mk)
 
-test: check cli-test $(TEST_EXTRA) integration
+# deps first: on a fresh machine `make test` alone installs what it needs.
+test: deps check cli-test $(TEST_EXTRA) integration
 
 -include $(wildcard $(BUILD)/*/*.d $(BUILD)/san/core/*.d)
