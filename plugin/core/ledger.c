@@ -336,6 +336,33 @@ static int open_bucket(rb_ledger *l, uint32_t job_id, bool create, int *out,
 }
 
 /*
+ * A file of job_id's bucket just opened as fd: it must be a regular file,
+ * and, where root writes (must_be_root), owned by root and not writable by
+ * group or others. 0, or -1 with err (the caller closes fd).
+ */
+static int check_opened_file(rb_ledger *l, int fd, uint32_t job_id,
+			     const char *name, struct stat *st,
+			     bool must_be_root, rb_err *err)
+{
+	char path[PATH_BUF];
+
+	if (fstat(fd, st) < 0)
+		return rb_err_set(err, "%s: %s",
+				  job_path(l, job_id, name, path, sizeof(path)),
+				  strerror(errno));
+	if (!S_ISREG(st->st_mode))
+		return rb_err_set(err, "%s: refused: not a regular file",
+				  job_path(l, job_id, name, path, sizeof(path)));
+	if (must_be_root &&
+	    (st->st_uid != 0 || (st->st_mode & (S_IWGRP | S_IWOTH)))) {
+		check_trusted(st, job_path(l, job_id, name, path, sizeof(path)),
+			      err);
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Open file `name` of job_id's bucket for reading: regular, not a symlink,
  * not blocking on a FIFO. Returns 0, 1 if absent, -1.
  */
@@ -359,23 +386,9 @@ static int open_file_ro(rb_ledger *l, int bucket_fd, uint32_t job_id,
 					  path);
 		return rb_err_set(err, "%s: %s", path, strerror(e));
 	}
-	if (fstat(fd, st) < 0) {
-		rb_err_set(err, "%s: %s", job_path(l, job_id, name, path,
-						   sizeof(path)),
-			   strerror(errno));
+	if (check_opened_file(l, fd, job_id, name, st,
+			      l->mode == RB_LEDGER_WRITE, err) < 0)
 		goto fail;
-	}
-	if (!S_ISREG(st->st_mode)) {
-		rb_err_set(err, "%s: refused: not a regular file",
-			   job_path(l, job_id, name, path, sizeof(path)));
-		goto fail;
-	}
-	if (l->mode == RB_LEDGER_WRITE &&
-	    (st->st_uid != 0 || (st->st_mode & (S_IWGRP | S_IWOTH)))) {
-		check_trusted(st, job_path(l, job_id, name, path, sizeof(path)),
-			      err);
-		goto fail;
-	}
 	*out = fd;
 	return 0;
 fail:
@@ -652,22 +665,8 @@ static int open_log_rw(rb_ledger *l, int bucket_fd, uint32_t job_id,
 			rb_err_set(err, "%s: %s", path, strerror(e));
 		goto fail;
 	}
-	if (fstat(fd, st) < 0) {
-		rb_err_set(err, "%s: %s", job_path(l, job_id, name, path,
-						   sizeof(path)),
-			   strerror(errno));
+	if (check_opened_file(l, fd, job_id, name, st, true, err) < 0)
 		goto fail;
-	}
-	if (!S_ISREG(st->st_mode)) {
-		rb_err_set(err, "%s: refused: not a regular file",
-			   job_path(l, job_id, name, path, sizeof(path)));
-		goto fail;
-	}
-	if (st->st_uid != 0 || (st->st_mode & (S_IWGRP | S_IWOTH))) {
-		check_trusted(st, job_path(l, job_id, name, path, sizeof(path)),
-			      err);
-		goto fail;
-	}
 	return fd;
 fail:
 	if (fd >= 0)
