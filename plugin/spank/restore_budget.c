@@ -14,7 +14,6 @@
  * checks: a failing prolog, epilog, user_init or slurmd init drains the node
  * or stops slurmd.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <inttypes.h>
@@ -23,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <slurm/slurm.h>
@@ -34,6 +35,10 @@
 #include "engine.h"
 #include "lifecycle.h"
 #include "record.h"
+#include "scontrol.h"
+#include "slurmconf.h"
+
+#include "compat.h"
 
 SPANK_PLUGIN(restore_budget, 1);
 
@@ -42,11 +47,17 @@ SPANK_PLUGIN(restore_budget, 1);
 #define OPT_CHECKPOINT_DIR 3
 #define OPT_RESTORE_TIMEOUT 4
 
+/* All the controller questions of one callback share this deadline: the
+ * prolog and epilog must end well inside any PrologEpilogTimeout a site
+ * sets (it is unlimited by default; docs/slurm-facts.md). */
+#define RB_CALLBACK_DEADLINE_MS 10000
+
 /* --- state of this process ------------------------------------------------- */
 
 /* plugstack.conf arguments */
 static char config_path[RB_PATH_MAX] = RB_DEFAULT_CONFIG_PATH;
 static bool config_path_given;
+static char scontrol_path[RB_PATH_MAX] = RB_SCONTROL_DEFAULT_PATH;
 
 /* What the batch step learned in user_init, for task_post_fork and
  * task_init (the forked task inherits it). */
@@ -180,9 +191,14 @@ static int parse_args(int ac, char **av)
 				       sizeof(config_path)) < 0)
 				return -1;
 			config_path_given = true;
+		} else if (strncmp(av[i], "scontrol=", 9) == 0) {
+			if (av[i][9] != '/' ||
+			    rb_strlcpy(scontrol_path, av[i] + 9,
+				       sizeof(scontrol_path)) < 0)
+				return -1;
 		} else {
 			rb_log(RB_LOG_ERROR,
-			       "plugstack.conf: unknown argument \"%s\" (known: config=PATH)",
+			       "plugstack.conf: unknown argument \"%s\" (known: config=PATH, scontrol=/ABSOLUTE/PATH)",
 			       av[i]);
 			return -1;
 		}
@@ -242,62 +258,64 @@ static const char *cluster_name(void)
 	return env_or("SLURM_CLUSTER_NAME", "cluster");
 }
 
-/* --- the controller's record (best effort) ----------------------------------- */
+/* --- the controller (scontrol, with a deadline) ------------------------------ */
 
 /*
- * slurm_load_job is looked up at run time rather than linked: a plugin with
- * an undefined symbol fails to load, and a `required` plugin that fails to
- * load takes the node down. The hosts that run the prolog and epilog
- * (slurmstepd, via libslurmfull) export it on 22.05.
+ * Nothing here calls libslurm: on 24.11+ an RPC from the prolog or epilog
+ * process is fatal there (libslurm is not initialised in it), and libslurm's
+ * RPCs have no deadline. scontrol runs as a child instead, killed at the
+ * callback's deadline (docs/slurm-facts.md, "Asking the controller").
  */
-typedef int (*load_job_fn)(job_info_msg_t **, uint32_t, uint16_t);
-typedef void (*free_job_fn)(job_info_msg_t *);
+static rb_deadline callback_deadline;
 
-static job_info_msg_t *controller_job(uint32_t job_id, free_job_fn *free_fn)
+/* Every callback that may ask the controller starts its clock here. */
+static void start_clock(void)
 {
-	load_job_fn load = (load_job_fn)dlsym(RTLD_DEFAULT, "slurm_load_job");
-	job_info_msg_t *msg = NULL;
-
-	*free_fn = (free_job_fn)dlsym(RTLD_DEFAULT, "slurm_free_job_info_msg");
-	if (!load || !*free_fn)
-		return NULL;
-	if (load(&msg, job_id, SHOW_ALL) != 0 || !msg)
-		return NULL;
-	if (msg->record_count < 1) {
-		(*free_fn)(msg);
-		return NULL;
-	}
-	return msg;
+	callback_deadline = rb_deadline_in(RB_CALLBACK_DEADLINE_MS);
 }
 
-/* The job's account: the prolog's environment lacks it on 22.05, so ask the
- * controller, and only when the config has accounts to match. */
+static rb_controller controller(void)
+{
+	rb_controller c = { scontrol_path, getenv("SLURM_CONF"),
+			    callback_deadline };
+
+	return c;
+}
+
+/* The job's account: the prolog's environment has SLURM_JOB_ACCOUNT when
+ * the job has one; ask the controller only when it lacks it and the config
+ * has accounts to match. */
 static void controller_account(uint32_t job_id, char *buf, size_t len)
 {
-	free_job_fn free_fn;
-	job_info_msg_t *msg = controller_job(job_id, &free_fn);
+	rb_controller c = controller();
+	rb_ctl_job info;
+	rb_err err;
 
 	buf[0] = '\0';
-	if (!msg)
+	if (rb_controller_job(&c, job_id, &info, &err) < 0) {
+		rb_log(RB_LOG_INFO, "job %u: account unknown: %s", job_id,
+		       err.msg);
 		return;
-	if (msg->job_array[0].account)
-		rb_strlcpy(buf, msg->job_array[0].account, len);
-	free_fn(msg);
+	}
+	rb_strlcpy(buf, info.account, len);
 }
 
 /* Preempted, or requeued by someone (scontrol requeue)? For the event log.
  * ctx points at the job id (an rb_detail_fn). */
 static const char *controller_interruption(void *ctx)
 {
-	free_job_fn free_fn;
-	job_info_msg_t *msg = controller_job(*(uint32_t *)ctx, &free_fn);
-	const char *what;
+	rb_controller c = controller();
+	rb_ctl_job info;
+	rb_err err;
 
-	if (!msg)
+	if (rb_controller_job(&c, *(uint32_t *)ctx, &info, &err) < 0) {
+		rb_log(RB_LOG_INFO, "job %u: interruption cause unknown: %s",
+		       *(uint32_t *)ctx, err.msg);
 		return NULL;
-	what = msg->job_array[0].preempt_time ? "preempted" : "requeued";
-	free_fn(msg);
-	return what;
+	}
+	if (!info.have_preempt)
+		return NULL;
+	return info.preempted ? "preempted" : "requeued";
 }
 
 /*
@@ -308,36 +326,22 @@ static const char *controller_interruption(void *ctx)
  * for a RequeueExit: the job is still COMPLETING then and the controller
  * refuses the update; verified on 22.05.) The refused attempt is never
  * charged, so the released job's next attempt runs on the granted budget.
+ * If the controller cannot be reached in time, the attempt is refused in
+ * task_init instead, as with on_exhausted = "fail".
  */
-typedef void (*init_desc_fn)(job_desc_msg_t *);
-typedef int (*update_job_fn)(job_desc_msg_t *);
-typedef int (*requeue_fn)(uint32_t, uint32_t);
-
 static void hold_exhausted(uint32_t job_id, const char *reason)
 {
-	init_desc_fn init_desc =
-		(init_desc_fn)dlsym(RTLD_DEFAULT, "slurm_init_job_desc_msg");
-	update_job_fn update =
-		(update_job_fn)dlsym(RTLD_DEFAULT, "slurm_update_job");
-	requeue_fn requeue = (requeue_fn)dlsym(RTLD_DEFAULT, "slurm_requeue");
 	char comment[RB_REASON_MAX + 64];
-	job_desc_msg_t desc;
+	rb_controller c = controller();
+	rb_err err;
 
-	if (!init_desc || !update || !requeue) {
-		rb_log(RB_LOG_ERROR, "job %u: cannot hold: libslurm calls unavailable here; the attempt is refused instead",
-		       job_id);
-		return;
-	}
-	init_desc(&desc);
 	snprintf(comment, sizeof(comment), "restore_budget: held: %s", reason);
-	desc.job_id = job_id;
-	desc.admin_comment = comment;
-	if (update(&desc) != 0)
+	if (rb_controller_comment(&c, job_id, comment, &err) < 0)
 		rb_log(RB_LOG_INFO, "job %u: cannot set AdminComment: %s",
-		       job_id, strerror(errno));
-	if (requeue(job_id, JOB_REQUEUE_HOLD) != 0) {
+		       job_id, err.msg);
+	if (rb_controller_requeue_hold(&c, job_id, &err) < 0) {
 		rb_log(RB_LOG_ERROR, "job %u: requeue-hold failed (%s); the attempt is refused instead",
-		       job_id, strerror(errno));
+		       job_id, err.msg);
 		return;
 	}
 	rb_log(RB_LOG_WARNING, "job %u held: %s; 'restore-budget grant %u --failures N' then 'scontrol release %u'",
@@ -384,6 +388,7 @@ static void prolog(spank_t sp)
 	rb_err err;
 	bool has_options;
 
+	start_clock();
 	cfg = load_config(&err);
 	if (!cfg) {
 		rb_log(RB_LOG_ERROR, "prolog: %s; job %s runs untracked (on_error)",
@@ -456,6 +461,24 @@ static void parse_exit_code2(const char *s, int *exit_code, int *sig)
 	*sig = (int)g;
 }
 
+/* PrologFlags from slurm.conf, read once per process (slurmconf.h). */
+static unsigned prolog_flags(void)
+{
+	static int flags = -1;
+	const char *path = env_or("SLURM_CONF", RB_SLURM_CONF_DEFAULT);
+	rb_err err;
+
+	if (flags < 0) {
+		flags = rb_slurmconf_prolog_flags(path, &err);
+		if (flags < 0) {
+			rb_log(RB_LOG_INFO, "cannot read PrologFlags: %s; assuming none",
+			       err.msg);
+			flags = 0;
+		}
+	}
+	return (unsigned)flags;
+}
+
 static void epilog(spank_t sp)
 {
 	rb_config *cfg;
@@ -466,6 +489,11 @@ static void epilog(spank_t sp)
 
 	if (!env_u32(getenv("SLURM_JOB_ID"), &job_id))
 		return;
+	/* RunInJob: this epilog sees no exit code and no bumped restart count,
+	 * so the batch step records the end (batch_task_exit). */
+	if (prolog_flags() & RB_PF_RUN_IN_JOB)
+		return;
+	start_clock();
 	cfg = load_config(&err);
 	if (!cfg) {
 		rb_log(RB_LOG_ERROR, "epilog: job %u: %s", job_id, err.msg);
@@ -578,15 +606,16 @@ static void add_warning(const char *fmt, ...)
 /* The job's restart count according to the controller, or -1. */
 static int64_t controller_restart_count(uint32_t job_id)
 {
-	free_job_fn free_fn;
-	job_info_msg_t *msg = controller_job(job_id, &free_fn);
-	int64_t count;
+	rb_controller c = controller();
+	rb_ctl_job info;
+	rb_err err;
 
-	if (!msg)
+	if (rb_controller_job(&c, job_id, &info, &err) < 0) {
+		rb_log(RB_LOG_INFO, "job %u: restart count unknown: %s", job_id,
+		       err.msg);
 		return -1;
-	count = msg->job_array[0].restart_cnt;
-	free_fn(msg);
-	return count;
+	}
+	return info.have_restarts ? info.restarts : -1;
 }
 
 /*
@@ -679,6 +708,7 @@ static void batch_user_init(spank_t sp)
 	memset(&step, 0, sizeof(step));
 	if (spank_get_item(sp, S_JOB_ID, &step.job_id) != ESPANK_SUCCESS)
 		return;
+	start_clock();
 	cfg = load_config(&err);
 	if (!cfg) {
 		/* config unreadable: with no config there is no on_error to
@@ -781,6 +811,23 @@ static void batch_post_fork(void)
 	rb_config_free(cfg);
 }
 
+/* Said loudly at slurmd start: what each PrologFlags variant means here
+ * (README "Slurm releases"). */
+static void log_prolog_flags(void)
+{
+	unsigned flags = prolog_flags();
+
+	if (flags & RB_PF_RUN_IN_JOB)
+		rb_log(RB_LOG_WARNING, "PrologFlags=RunInJob: the epilog cannot see how a job ended, so the batch step records it (a job killed by SIGTERM/SIGKILL while the controller is unreachable counts as interrupted); scontrol %s must be runnable by root",
+		       scontrol_path);
+	else if (flags & RB_PF_ALLOC)
+		rb_log(RB_LOG_INFO, "PrologFlags=%s: supported",
+		       flags & RB_PF_CONTAIN ? "Contain" : "Alloc");
+	if (access(scontrol_path, X_OK) < 0)
+		rb_log(RB_LOG_ERROR, "%s: %s: interruption causes and on_exhausted = \"hold\" need it (plugstack.conf argument scontrol=PATH)",
+		       scontrol_path, strerror(errno));
+}
+
 /* --- SPANK entry points -------------------------------------------------------- */
 
 /* Every callback starts here: the prolog and epilog processes never run
@@ -820,6 +867,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 			rb_log(RB_LOG_INFO, "config %s loaded (state_dir %s)",
 			       cfg->path, cfg->state_dir);
 		rb_config_free(cfg);
+		log_prolog_flags();
 	}
 	return 0;
 }
@@ -905,6 +953,54 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	fputs(step.refuse_msg, stderr);
 	fflush(stderr);
 	return -1;
+}
+
+/*
+ * PrologFlags=RunInJob: the batch step (root) records how the attempt ended,
+ * as the epilog does otherwise. The controller bumps the restart count
+ * before it signals a job it requeues, so a count above the attempt's is an
+ * interruption; unreachable, a death by SIGTERM or SIGKILL is left
+ * unrecorded, which the next prolog counts as an interruption
+ * (docs/slurm-facts.md, "PrologFlags").
+ */
+static void batch_task_exit(spank_t sp)
+{
+	int status = 0, code = 0, sig = 0;
+	int64_t count;
+	rb_config *cfg;
+	rb_err err;
+
+	if (!step.exported || !(prolog_flags() & RB_PF_RUN_IN_JOB))
+		return;
+	step.exported = false; /* once per step */
+	if (spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS)
+		return;
+	if (WIFEXITED(status))
+		code = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status))
+		sig = WTERMSIG(status);
+	start_clock();
+	count = controller_restart_count(step.job_id);
+	if (count < 0 && (sig == SIGTERM || sig == SIGKILL))
+		return;
+	if (count < step.attempt)
+		count = step.attempt;
+	cfg = load_config(&err);
+	if (!cfg || rb_lifecycle_epilog_fn(cfg, step.cluster, step.job_id,
+					   count, code, sig,
+					   controller_interruption,
+					   &step.job_id, time(NULL), &err) < 0)
+		rb_log(RB_LOG_ERROR, "job %u attempt %" PRId64 " end: %s",
+		       step.job_id, step.attempt, err.msg);
+	rb_config_free(cfg);
+}
+
+int slurm_spank_task_exit(spank_t sp, int ac, char **av)
+{
+	enter(ac, av);
+	if (spank_remote(sp))
+		batch_task_exit(sp);
+	return 0;
 }
 
 int slurm_spank_job_epilog(spank_t sp, int ac, char **av)

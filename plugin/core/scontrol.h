@@ -1,0 +1,55 @@
+/*
+ * scontrol.h - what the plugin asks the controller, through `scontrol`.
+ *
+ * Every question has a deadline (child.h): a stopped controller answers
+ * "connection refused" at once, a frozen one is cut off at the deadline, and
+ * either way the caller gets -1 and degrades as docs/slurm-facts.md says
+ * ("Asking the controller"). No libslurm function is called in-process.
+ */
+#ifndef RB_SCONTROL_H
+#define RB_SCONTROL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "child.h"
+#include "diag.h"
+#include "record.h"
+
+#define RB_SCONTROL_DEFAULT_PATH "/usr/bin/scontrol"
+
+/* How to reach the controller from this process. */
+typedef struct {
+	const char *scontrol;   /* absolute path of scontrol */
+	const char *slurm_conf; /* SLURM_CONF for it, or NULL */
+	rb_deadline deadline;   /* the whole callback's deadline */
+} rb_controller;
+
+/* What `scontrol -o show job` says of a job; a field it did not say (or
+ * said twice: a job name or comment forging it) is left unknown. */
+typedef struct {
+	bool have_restarts;
+	int64_t restarts;
+	bool have_preempt;
+	bool preempted;          /* PreemptTime is not None */
+	char account[RB_NAME_MAX];
+} rb_ctl_job;
+
+/* Parse one job's `scontrol -o show job ID` line. 0, or -1 if it is not job
+ * job_id's record. Pure: no Slurm needed (tests/unit/test_scontrol.c). */
+int rb_scontrol_parse_job(const char *text, uint32_t job_id, rb_ctl_job *out);
+
+/* Ask for job job_id: 0, or -1 with err set. */
+int rb_controller_job(const rb_controller *c, uint32_t job_id,
+		      rb_ctl_job *out, rb_err *err);
+
+/* Set the job's AdminComment to `comment` (replacing it). 0 or -1. */
+int rb_controller_comment(const rb_controller *c, uint32_t job_id,
+			  const char *comment, rb_err *err);
+
+/* Requeue the job held (scontrol requeuehold). 0 or -1. */
+int rb_controller_requeue_hold(const rb_controller *c, uint32_t job_id,
+			       rb_err *err);
+
+#endif
