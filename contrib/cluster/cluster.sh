@@ -6,6 +6,7 @@
 #   cluster.sh env    DIR                    print `export SLURM_CONF=...` lines
 #   cluster.sh status DIR                    show daemons and node state; 0 = all up
 #   cluster.sh ensure-user [NAME]            create the unprivileged test user (default rbuser)
+#   cluster.sh stage  SRC DEST               world-readable copy of the checkout SRC for the cluster
 #
 # The script can also be sourced; it then only defines the rbc_* functions and
 # changes no shell options.
@@ -23,6 +24,12 @@
 #   RB_TEST_USER      user created by start if missing; empty = none (default rbuser)
 #   RB_START_TIMEOUT  seconds to wait for the cluster  (default 30)
 #   RB_STOP_TIMEOUT   seconds to wait per TERM phase   (default 10)
+#
+# The daemons and the unprivileged job user read the plugin, the CLI, config
+# files and job scripts; a checkout may live where they cannot (a clone in
+# /root, mode 0700).  `stage` copies the tree (without build/ and .git) plus
+# build/restore_budget.so and build/restore-budget to DEST, every directory
+# a+rx and every file a+r; the test runners and the demo run from that copy.
 #
 # stop only signals processes it can prove belong to DIR: a pid from DIR/run
 # whose command line names DIR, slurmstepd processes holding a file under DIR
@@ -130,6 +137,35 @@ rbc_check_path() {
         fi
         d=${d%/*}
     done
+}
+
+# rbc_reachable PATH - 0 if every directory from / to PATH is o+x (quiet).
+rbc_reachable() {
+    local d=$1
+    while [[ -n $d ]]; do
+        [[ -d $d && $(stat -c %A "$d") != ?????????[xt] ]] && return 1
+        d=${d%/*}
+    done
+    return 0
+}
+
+# rbc_stage SRC DEST - copy the checkout SRC (without build/ and .git) and
+# its built plugin and CLI to DEST (created; must not exist or be empty),
+# readable and traversable by everyone, not writable by them.
+rbc_stage() {
+    local src=${1:-} dest=${2:-} f
+    [[ -n $src && -n $dest ]] || { rbc_die "usage: cluster.sh stage SRC DEST"; return 2; }
+    [[ -d $src ]] || { rbc_die "stage: no directory $src"; return 1; }
+    mkdir -p "$dest/build" || return 1
+    tar -C "$src" --exclude=./build --exclude=./.git -cf - . | tar -C "$dest" -xf - \
+        || { rbc_die "stage: copying $src to $dest failed"; return 1; }
+    for f in restore_budget.so restore-budget; do
+        if [[ -f $src/build/$f ]]; then
+            cp "$src/build/$f" "$dest/build/$f" || { rbc_die "stage: cp $src/build/$f failed"; return 1; }
+        fi
+    done
+    chmod -R u+rwX,go+rX,go-w "$dest" || return 1
+    rbc_check_path "$dest"
 }
 
 rbc_ensure_user() {
@@ -308,7 +344,8 @@ rbc_main() {
         env)    rbc_env "$@" ;;
         status) rbc_status "$@" ;;
         ensure-user) rbc_ensure_user "$@" ;;
-        *) sed -n '2,9s/^# \{0,1\}//p' "$RBC_SELF" >&2; return 2 ;;
+        stage)  rbc_stage "$@" ;;
+        *) sed -n '2,10s/^# \{0,1\}//p' "$RBC_SELF" >&2; return 2 ;;
     esac
 }
 

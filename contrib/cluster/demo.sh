@@ -10,6 +10,7 @@
 # Everything runs under a temporary directory and is torn down at the end.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+RB_STAGED=1   # the demo stages the tree itself, below
 . "$ROOT/tests/integration/lib.sh"
 
 [[ $(id -u) == 0 ]] || { echo "demo: run as root (it starts munged, slurmctld, slurmd)"; exit 1; }
@@ -30,6 +31,11 @@ restore_timeout   = 0;    # only the job's acknowledgement confirms a restore
 CONF
 mkdir -m 755 "$STATE/ledger"
 RB_EXIT_HOOK='rm -rf "$STATE"'
+# The plugin, the CLI and the job script, from a world-readable copy in
+# $STATE/root (the daemons and the job user rbuser read them; the checkout
+# may be where they cannot, e.g. a clone in /root, mode 0700).
+"$RB_CLUSTER_SH" stage "$ROOT" "$STATE/root" >/dev/null || { rm -rf "$STATE"; exit 1; }
+ROOT=$STATE/root
 
 say "starting a private cluster with the plugin (config $CONF)"
 RB_PLUGSTACK_LINE="required $ROOT/build/restore_budget.so config=$CONF" cluster_up || exit 1

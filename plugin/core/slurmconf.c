@@ -54,7 +54,7 @@ static bool line_flags(const char *line, size_t len, unsigned *bits)
 
 	while (i < len && (line[i] == ' ' || line[i] == '\t'))
 		i++;
-	if (len - i <= klen || strncasecmp(line + i, key, klen) != 0)
+	if (i + klen >= len || strncasecmp(line + i, key, klen) != 0)
 		return false;
 	i += klen;
 	while (i < len && (line[i] == ' ' || line[i] == '\t'))

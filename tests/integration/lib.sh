@@ -57,6 +57,25 @@
 
 RB_ROOT=${RB_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 RB_CLUSTER_SH=${RB_CLUSTER_SH:-$RB_ROOT/contrib/cluster/cluster.sh}
+
+# A test run directly (not by run.sh / runner.sh, which stage the tree and
+# set RB_STAGED=1) from a checkout the job user cannot reach (a clone in
+# /root, mode 0700): stage the tree in /tmp (cluster.sh stage) and point
+# RB_ROOT at it, so "$RB_ROOT/contrib/jobs/trial.sh", the plugin and the CLI
+# are readable by rbuser and the daemons.  Removed when the test exits
+# (_rb_on_exit).
+RB_OWN_STAGE=
+if [[ ${RB_STAGED:-0} != 1 ]] && ! bash -c '. "$1" && rbc_reachable "$2"' _ "$RB_CLUSTER_SH" "$RB_ROOT"; then
+    if RB_OWN_STAGE=$(mktemp -d /tmp/rbstage.XXXXXX) && chmod 755 "$RB_OWN_STAGE" &&
+        "$RB_CLUSTER_SH" stage "$RB_ROOT" "$RB_OWN_STAGE/root"; then
+        printf 'lib.sh: %s is not reachable by other users; running from a copy in %s\n' \
+            "$RB_ROOT" "$RB_OWN_STAGE/root" >&2
+        RB_ROOT=$RB_OWN_STAGE/root RB_STAGED=1
+        export RB_ROOT RB_STAGED
+    else
+        echo "lib.sh: cannot stage $RB_ROOT (jobs will not find their scripts)" >&2
+    fi
+fi
 RB_USER=${RB_USER:-rbuser}
 RB_PASSED=0
 RB_FAILED=0
@@ -88,6 +107,7 @@ _rb_on_exit() {
     ((rc != 0)) && RB_KEEP=1
     [[ -n ${RB_EXIT_HOOK:-} ]] && eval "$RB_EXIT_HOOK"
     cluster_down
+    [[ -n $RB_OWN_STAGE ]] && rm -rf "$RB_OWN_STAGE"
     exit "$rc"
 }
 

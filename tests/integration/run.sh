@@ -52,10 +52,18 @@ if [[ ${RB_NO_BUILD:-0} != 1 ]]; then
     fi
 fi
 [[ -r $RB_ROOT/build/restore_budget.so ]] || { echo "run.sh: no build/restore_budget.so" >&2; echo "integration: 0 passed, 1 failed"; exit 1; }
-# A rebuild by someone else during the run must not change the plugin under
+# The tests run from a world-readable copy of the tree in the run dir (the
+# plugin, the CLI and the job scripts must be readable by the daemons and the
+# job user wherever the checkout is, e.g. a clone in /root, mode 0700), and a
+# rebuild by someone else during the run must not change the plugin under
 # the tests' feet: every cluster loads this copy.
-cp "$RB_ROOT/build/restore_budget.so" "$RUN_DIR/restore_budget.so" && chmod 644 "$RUN_DIR/restore_budget.so" || exit 1
-export RB_PLUGIN_SO=$RUN_DIR/restore_budget.so
+RB_SRC_ROOT=$RB_ROOT
+"$RB_CLUSTER_SH" stage "$RB_SRC_ROOT" "$RUN_DIR/root" ||
+    { echo "run.sh: cannot stage $RB_SRC_ROOT in $RUN_DIR/root" >&2; echo "integration: 0 passed, 1 failed"; exit 1; }
+RB_ROOT=$RUN_DIR/root RB_STAGED=1
+[[ $RB_CLUSTER_SH == "$RB_SRC_ROOT"/* ]] && RB_CLUSTER_SH=$RB_ROOT/${RB_CLUSTER_SH#"$RB_SRC_ROOT"/}
+export RB_ROOT RB_STAGED RB_CLUSTER_SH RB_SRC_ROOT
+export RB_PLUGIN_SO=$RB_ROOT/build/restore_budget.so
 export RB_CLUSTER_REGISTRY=$RUN_DIR/clusters
 : >"$RB_CLUSTER_REGISTRY"
 
@@ -90,14 +98,14 @@ PASSED=0 FAILED=0
 declare -a ROWS=() MEASURES=()
 T_ALL=$(date +%s.%N)
 printf 'run.sh: %d tests, plugin %s (copy of %s), logs in %s\n' \
-    "${#TESTS[@]}" "$RB_PLUGIN_SO" "$RB_ROOT/build/restore_budget.so" "$RUN_DIR"
+    "${#TESTS[@]}" "$RB_PLUGIN_SO" "$RB_SRC_ROOT/build/restore_budget.so" "$RUN_DIR"
 for t in "${TESTS[@]}"; do
     name=$(basename "$t" .sh)
     log=$RUN_DIR/$name.log
     printf '\n===== %s =====\n' "$name"
     t0=$(date +%s.%N)
     RB_TEST_NAME=$name RB_NODESTATE_FILE=$RUN_DIR/nodes-$name \
-        timeout -k 30 "$TMO" bash "$t" >"$log" 2>&1 &
+        timeout -k 30 "$TMO" bash "$RB_ROOT/tests/integration/$name.sh" >"$log" 2>&1 &
     CHILD=$!
     tail -n +1 -F --pid="$CHILD" "$log" 2>/dev/null &
     tailpid=$!

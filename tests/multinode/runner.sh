@@ -6,8 +6,10 @@
 #
 #   runner.sh SUITE TESTDIR CLUSTER_SCRIPT [NAMES...]
 #
-# Like tests/integration/run.sh: builds and copies the plugin once (a rebuild
-# during the run cannot change it), sums the tests' check counts, prints
+# Like tests/integration/run.sh: builds once, runs the tests from a
+# world-readable copy of the tree in its run dir (cluster.sh stage: the
+# daemons and the job user read the plugin, CLI and job scripts there, and a
+# rebuild during the run cannot change them), sums the tests' check counts, prints
 # per-test durations and `measure:` lines, checks that no node was drained in
 # any cluster and that every cluster (and any mount a test made under its
 # cluster dir) is gone at the end.
@@ -44,10 +46,21 @@ if [[ ${RB_NO_BUILD:-0} != 1 ]]; then
         { cat "$RUN_DIR/build.log" >&2; die0 "make build/restore_budget.so failed"; }
 fi
 [[ -r $RB_ROOT/build/restore_budget.so ]] || die0 "no build/restore_budget.so"
-cp "$RB_ROOT/build/restore_budget.so" "$RUN_DIR/restore_budget.so" && chmod 644 "$RUN_DIR/restore_budget.so" || exit 1
-export RB_PLUGIN_SO=$RUN_DIR/restore_budget.so
+# The tests run from a world-readable copy of the tree in the run dir: the
+# plugin, the CLI and the job scripts must be readable by the daemons and the
+# job user wherever the checkout is (e.g. a clone in /root, mode 0700), and a
+# rebuild during the run cannot change them.
+RB_SRC_ROOT=$RB_ROOT
+"$RB_CLUSTER_SH" stage "$RB_SRC_ROOT" "$RUN_DIR/root" || die0 "cannot stage $RB_SRC_ROOT in $RUN_DIR/root"
+RB_ROOT=$RUN_DIR/root RB_STAGED=1
+# Tests, cluster script: their copies, if they are part of the checkout.
+[[ $TESTDIR == "$RB_SRC_ROOT"/* ]] && TESTDIR=$RB_ROOT/${TESTDIR#"$RB_SRC_ROOT"/}
+RB_CLUSTER_SH=$(cd "$(dirname "$RB_CLUSTER_SH")" && pwd)/$(basename "$RB_CLUSTER_SH")
+[[ $RB_CLUSTER_SH == "$RB_SRC_ROOT"/* ]] && RB_CLUSTER_SH=$RB_ROOT/${RB_CLUSTER_SH#"$RB_SRC_ROOT"/}
+export RB_ROOT RB_STAGED RB_SRC_ROOT
+export RB_PLUGIN_SO=$RB_ROOT/build/restore_budget.so
 if [[ -x $RB_ROOT/build/restore-budget ]]; then
-    cp "$RB_ROOT/build/restore-budget" "$RUN_DIR/restore-budget" && export RB_CLI=$RUN_DIR/restore-budget
+    export RB_CLI=$RB_ROOT/build/restore-budget
 fi
 export RB_CLUSTER_REGISTRY=$RUN_DIR/clusters
 : >"$RB_CLUSTER_REGISTRY"
@@ -87,14 +100,15 @@ trap on_signal INT TERM HUP
 PASSED=0 FAILED=0
 declare -a ROWS=() MEASURES=()
 T_ALL=$(date +%s.%N)
-printf 'runner.sh: %s: %d tests, plugin %s, logs in %s\n' "$SUITE" "${#TESTS[@]}" "$RB_PLUGIN_SO" "$RUN_DIR"
+printf 'runner.sh: %s: %d tests, plugin %s (copy of %s), logs in %s\n' "$SUITE" "${#TESTS[@]}" \
+    "$RB_PLUGIN_SO" "$RB_SRC_ROOT/build/restore_budget.so" "$RUN_DIR"
 for t in "${TESTS[@]}"; do
     name=$(basename "$t" .sh)
     log=$RUN_DIR/$name.log
     printf '\n===== %s =====\n' "$name"
     t0=$(date +%s.%N)
     RB_TEST_NAME=$name RB_NODESTATE_FILE=$RUN_DIR/nodes-$name \
-        timeout -k 30 "$TMO" bash "$t" >"$log" 2>&1 &
+        timeout -k 30 "$TMO" bash "$TESTDIR/$name.sh" >"$log" 2>&1 &
     CHILD=$!
     tail -n +1 -F --pid="$CHILD" "$log" 2>/dev/null &
     tailpid=$!
