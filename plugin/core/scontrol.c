@@ -10,59 +10,47 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define RB_SHOW_JOB_MAX 16384
-
-/* The value of " key=" in text, if it occurs exactly once: a field forged
- * in a job name or comment makes it occur twice, and then we know nothing. */
-static bool field(const char *text, const char *key, char *val, size_t len)
+/* The next '|'-terminated field of squeue's output, or NULL. */
+static const char *next_field(const char *p, char *val, size_t len)
 {
-	char pat[64];
-	const char *hit = NULL, *p = text;
-	size_t n;
+	size_t n = strcspn(p, "|\n");
 
-	snprintf(pat, sizeof(pat), " %s=", key);
-	while ((p = strstr(p, pat)) != NULL) {
-		if (hit)
-			return false;
-		hit = p;
-		p += strlen(pat);
-	}
-	if (!hit)
-		return false;
-	hit += strlen(pat);
-	n = strcspn(hit, " \n");
-	if (n >= len)
-		return false;
-	memcpy(val, hit, n);
+	if (p[n] != '|' || n >= len)
+		return NULL;
+	memcpy(val, p, n);
 	val[n] = '\0';
-	return true;
+	return p + n + 1;
 }
 
-int rb_scontrol_parse_job(const char *text, uint32_t job_id, rb_ctl_job *out)
+int rb_squeue_parse_job(const char *text, uint32_t job_id, rb_ctl_job *out)
 {
-	char head[32], val[RB_NAME_MAX];
+	char val[RB_NAME_MAX], id[16];
+	const char *p = text;
 	char *end;
 	long long n;
 
 	memset(out, 0, sizeof(*out));
-	snprintf(head, sizeof(head), "JobId=%" PRIu32 " ", job_id);
-	if (strncmp(text, head, strlen(head)) != 0)
+	snprintf(id, sizeof(id), "%" PRIu32, job_id);
+	p = next_field(p, val, sizeof(val));
+	if (!p || strcmp(val, id) != 0)
 		return -1;
-	if (field(text, "Restarts", val, sizeof(val))) {
-		errno = 0;
-		n = strtoll(val, &end, 10);
-		if (!errno && end != val && !*end && n >= 0) {
-			out->have_restarts = true;
-			out->restarts = n;
-		}
+	p = next_field(p, val, sizeof(val));
+	if (!p)
+		return -1;
+	errno = 0;
+	n = strtoll(val, &end, 10);
+	if (!errno && end != val && !*end && n >= 0) {
+		out->have_restarts = true;
+		out->restarts = n;
 	}
-	if (field(text, "PreemptTime", val, sizeof(val))) {
-		out->have_preempt = true;
-		out->preempted = strcmp(val, "None") != 0 &&
-				 strcmp(val, "Unknown") != 0;
-	}
-	if (field(text, "Account", val, sizeof(val)) &&
-	    strcmp(val, "(null)") != 0)
+	p = next_field(p, val, sizeof(val));
+	if (!p)
+		return -1;
+	/* a time ("2026-12-01T10:00:05"), or N/A, None, NOT_SET, UNLIMITED */
+	out->have_preempt = true;
+	out->preempted = val[0] >= '0' && val[0] <= '9';
+	/* the account is last: the only field a user names freely */
+	if (next_field(p, val, sizeof(val)) && strcmp(val, "(null)") != 0)
 		rb_strlcpy(out->account, val, sizeof(out->account));
 	return 0;
 }
@@ -92,29 +80,33 @@ static int run(const rb_controller *c, const char *const argv[], char *out,
 int rb_controller_job(const rb_controller *c, uint32_t job_id,
 		      rb_ctl_job *out, rb_err *err)
 {
-	char id[16];
-	const char *argv[] = { c->scontrol, "-o", "show", "job", id, NULL };
-	char *text = malloc(RB_SHOW_JOB_MAX);
+	char id[16], prog[RB_PATH_MAX + 16];
+	/* squeue, not scontrol: scontrol prints PreemptTime only for a job
+	 * that is running, and the epilog asks while it is being requeued */
+	const char *argv[] = { prog, "--noheader", "--states=all", "--jobs", id,
+			       "--Format=JobID:0|,RestartCnt:0|,PreemptTime:0|,Account:0|",
+			       NULL };
+	char text[RB_NAME_MAX * 2];
 	int rc = -1;
 
-	if (!text)
-		return rb_err_set(err, "out of memory");
+	snprintf(prog, sizeof(prog), "%s/squeue", c->bindir);
 	snprintf(id, sizeof(id), "%" PRIu32, job_id);
-	if (run(c, argv, text, RB_SHOW_JOB_MAX, err) == 0) {
-		rc = rb_scontrol_parse_job(text, job_id, out);
+	if (run(c, argv, text, sizeof(text), err) == 0) {
+		rc = rb_squeue_parse_job(text, job_id, out);
 		if (rc < 0)
-			rb_err_setf(err, "scontrol show job %s: unexpected output",
+			rb_err_setf(err, "squeue --jobs %s: no such job, or unexpected output",
 				    id);
 	}
-	free(text);
 	return rc;
 }
 
 int rb_controller_comment(const rb_controller *c, uint32_t job_id,
 			  const char *comment, rb_err *err)
 {
-	char id[32], arg[RB_REASON_MAX + 64];
-	const char *argv[] = { c->scontrol, "update", id, arg, NULL };
+	char id[32], arg[RB_REASON_MAX + 64], prog[RB_PATH_MAX + 16];
+	const char *argv[] = { prog, "update", id, arg, NULL };
+
+	snprintf(prog, sizeof(prog), "%s/scontrol", c->bindir);
 
 	snprintf(id, sizeof(id), "JobId=%" PRIu32, job_id);
 	snprintf(arg, sizeof(arg), "AdminComment=%s", comment);
@@ -124,8 +116,10 @@ int rb_controller_comment(const rb_controller *c, uint32_t job_id,
 int rb_controller_requeue_hold(const rb_controller *c, uint32_t job_id,
 			       rb_err *err)
 {
-	char id[16];
-	const char *argv[] = { c->scontrol, "requeuehold", id, NULL };
+	char id[16], prog[RB_PATH_MAX + 16];
+	const char *argv[] = { prog, "requeuehold", id, NULL };
+
+	snprintf(prog, sizeof(prog), "%s/scontrol", c->bindir);
 
 	snprintf(id, sizeof(id), "%" PRIu32, job_id);
 	return run(c, argv, NULL, 0, err);

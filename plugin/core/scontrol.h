@@ -1,5 +1,6 @@
 /*
- * scontrol.h - what the plugin asks the controller, through `scontrol`.
+ * scontrol.h - what the plugin asks the controller, through Slurm's own
+ * commands (squeue to read, scontrol to act).
  *
  * Every question has a deadline (child.h): a stopped controller answers
  * "connection refused" at once, a frozen one is cut off at the deadline, and
@@ -17,17 +18,16 @@
 #include "diag.h"
 #include "record.h"
 
-#define RB_SCONTROL_DEFAULT_PATH "/usr/bin/scontrol"
+#define RB_SLURM_BINDIR_DEFAULT "/usr/bin"
 
 /* How to reach the controller from this process. */
 typedef struct {
-	const char *scontrol;   /* absolute path of scontrol */
+	const char *bindir;     /* where squeue and scontrol are */
 	const char *slurm_conf; /* SLURM_CONF for it, or NULL */
 	rb_deadline deadline;   /* the whole callback's deadline */
 } rb_controller;
 
-/* What `scontrol -o show job` says of a job; a field it did not say (or
- * said twice: a job name or comment forging it) is left unknown. */
+/* What squeue says of a job; a field it did not say is left unknown. */
 typedef struct {
 	bool have_restarts;
 	int64_t restarts;
@@ -36,9 +36,10 @@ typedef struct {
 	char account[RB_NAME_MAX];
 } rb_ctl_job;
 
-/* Parse one job's `scontrol -o show job ID` line. 0, or -1 if it is not job
- * job_id's record. Pure: no Slurm needed (tests/unit/test_scontrol.c). */
-int rb_scontrol_parse_job(const char *text, uint32_t job_id, rb_ctl_job *out);
+/* Parse `squeue --noheader --Format=JobID:0|,RestartCnt:0|,PreemptTime:0|,
+ * Account:0|` output for one job. 0, or -1 if it is not job job_id's line.
+ * Pure: no Slurm needed (tests/unit/test_controller.c). */
+int rb_squeue_parse_job(const char *text, uint32_t job_id, rb_ctl_job *out);
 
 /* Ask for job job_id: 0, or -1 with err set. */
 int rb_controller_job(const rb_controller *c, uint32_t job_id,

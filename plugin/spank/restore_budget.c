@@ -57,7 +57,7 @@ SPANK_PLUGIN(restore_budget, 1);
 /* plugstack.conf arguments */
 static char config_path[RB_PATH_MAX] = RB_DEFAULT_CONFIG_PATH;
 static bool config_path_given;
-static char scontrol_path[RB_PATH_MAX] = RB_SCONTROL_DEFAULT_PATH;
+static char slurm_bindir[RB_PATH_MAX] = RB_SLURM_BINDIR_DEFAULT;
 
 /* What the batch step learned in user_init, for task_post_fork and
  * task_init (the forked task inherits it). */
@@ -191,14 +191,14 @@ static int parse_args(int ac, char **av)
 				       sizeof(config_path)) < 0)
 				return -1;
 			config_path_given = true;
-		} else if (strncmp(av[i], "scontrol=", 9) == 0) {
-			if (av[i][9] != '/' ||
-			    rb_strlcpy(scontrol_path, av[i] + 9,
-				       sizeof(scontrol_path)) < 0)
+		} else if (strncmp(av[i], "slurm_bindir=", 13) == 0) {
+			if (av[i][13] != '/' ||
+			    rb_strlcpy(slurm_bindir, av[i] + 13,
+				       sizeof(slurm_bindir)) < 0)
 				return -1;
 		} else {
 			rb_log(RB_LOG_ERROR,
-			       "plugstack.conf: unknown argument \"%s\" (known: config=PATH, scontrol=/ABSOLUTE/PATH)",
+			       "plugstack.conf: unknown argument \"%s\" (known: config=PATH, slurm_bindir=/DIR/OF/SQUEUE/AND/SCONTROL)",
 			       av[i]);
 			return -1;
 		}
@@ -276,7 +276,7 @@ static void start_clock(void)
 
 static rb_controller controller(void)
 {
-	rb_controller c = { scontrol_path, getenv("SLURM_CONF"),
+	rb_controller c = { slurm_bindir, getenv("SLURM_CONF"),
 			    callback_deadline };
 
 	return c;
@@ -818,14 +818,21 @@ static void log_prolog_flags(void)
 	unsigned flags = prolog_flags();
 
 	if (flags & RB_PF_RUN_IN_JOB)
-		rb_log(RB_LOG_WARNING, "PrologFlags=RunInJob: the epilog cannot see how a job ended, so the batch step records it (a job killed by SIGTERM/SIGKILL while the controller is unreachable counts as interrupted); scontrol %s must be runnable by root",
-		       scontrol_path);
+		rb_log(RB_LOG_WARNING, "PrologFlags=RunInJob: the epilog cannot see how a job ended, so the batch step records it (a job killed by SIGTERM/SIGKILL while the controller is unreachable counts as interrupted)");
 	else if (flags & RB_PF_ALLOC)
 		rb_log(RB_LOG_INFO, "PrologFlags=%s: supported",
 		       flags & RB_PF_CONTAIN ? "Contain" : "Alloc");
-	if (access(scontrol_path, X_OK) < 0)
-		rb_log(RB_LOG_ERROR, "%s: %s: interruption causes and on_exhausted = \"hold\" need it (plugstack.conf argument scontrol=PATH)",
-		       scontrol_path, strerror(errno));
+	for (size_t i = 0; i < 2; i++) {
+		static const char *const tools[] = { "squeue", "scontrol" };
+		char path[RB_PATH_MAX + 16];
+
+		snprintf(path, sizeof(path), "%s/%s", slurm_bindir, tools[i]);
+		if (access(path, X_OK) < 0)
+			rb_log(RB_LOG_ERROR, "%s: %s: interruption causes, accounts missing from the prolog's environment and on_exhausted = \"hold\" need it (plugstack.conf argument slurm_bindir=DIR)",
+			       path, strerror(errno));
+	}
+	rb_log(RB_LOG_INFO, "every controller question has a %d s deadline; set %s above it",
+	       RB_CALLBACK_DEADLINE_MS / 1000, RB_SLURM_TIMEOUT_KEYS);
 }
 
 /* --- SPANK entry points -------------------------------------------------------- */

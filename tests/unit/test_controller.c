@@ -138,15 +138,12 @@ static void deadline_in_the_past_has_nothing_left(void **state)
 
 /* --- scontrol.c -------------------------------------------------------------- */
 
-#define LINE_HEAD "JobId=42 JobName=trial UserId=rbuser(1000) GroupId=rbuser(1000) MCS_label=N/A Priority=1 Nice=0 Account=ml QOS=normal "
-
-static void scontrol_preempted_job_is_parsed(void **state)
+static void squeue_preempted_job_is_parsed(void **state)
 {
 	rb_ctl_job j;
 
 	(void)state;
-	assert_int_equal(rb_scontrol_parse_job(LINE_HEAD "JobState=PENDING Reason=BeginTime Dependency=(null) Requeue=1 Restarts=3 BatchFlag=1 PreemptEligibleTime=2026-12-01T10:00:00 PreemptTime=2026-12-01T10:00:05 SuspendTime=None\n",
-					       42, &j), 0);
+	assert_int_equal(rb_squeue_parse_job("42|3|2026-12-01T10:00:05|ml|\n", 42, &j), 0);
 	assert_true(j.have_restarts);
 	assert_int_equal(j.restarts, 3);
 	assert_true(j.have_preempt);
@@ -154,68 +151,92 @@ static void scontrol_preempted_job_is_parsed(void **state)
 	assert_string_equal(j.account, "ml");
 }
 
-static void scontrol_requeued_job_is_not_preempted(void **state)
+static void squeue_requeued_job_is_not_preempted(void **state)
 {
 	rb_ctl_job j;
 
 	(void)state;
-	assert_int_equal(rb_scontrol_parse_job(LINE_HEAD "Restarts=1 PreemptTime=None\n", 42, &j), 0);
+	assert_int_equal(rb_squeue_parse_job("42|1|N/A|(null)|\n", 42, &j), 0);
 	assert_true(j.have_preempt);
+	assert_false(j.preempted);
+	assert_string_equal(j.account, "");
+	assert_int_equal(rb_squeue_parse_job("42|1|NOT_SET||\n", 42, &j), 0);
 	assert_false(j.preempted);
 }
 
-static void scontrol_other_job_is_refused(void **state)
+static void squeue_other_job_is_refused(void **state)
 {
 	rb_ctl_job j;
 
 	(void)state;
-	assert_int_equal(rb_scontrol_parse_job(LINE_HEAD "Restarts=1\n", 4, &j), -1);
-	assert_int_equal(rb_scontrol_parse_job("JobId=420 Restarts=1\n", 42, &j), -1);
-	assert_int_equal(rb_scontrol_parse_job("slurm_load_jobs error: Invalid job id specified\n", 42, &j), -1);
+	assert_int_equal(rb_squeue_parse_job("4|1|N/A|x|\n", 42, &j), -1);
+	assert_int_equal(rb_squeue_parse_job("420|1|N/A|x|\n", 42, &j), -1);
+	assert_int_equal(rb_squeue_parse_job("", 42, &j), -1);
+	assert_int_equal(rb_squeue_parse_job("slurm_load_jobs error: Invalid job id specified\n", 42, &j), -1);
 }
 
-/* A job name (or comment) that forges a field makes that field unknown,
- * never the forged value. */
-static void scontrol_forged_field_is_unknown(void **state)
+/* A truncated line says nothing of what it lacks. */
+static void squeue_truncated_line_is_refused(void **state)
 {
 	rb_ctl_job j;
 
 	(void)state;
-	assert_int_equal(rb_scontrol_parse_job("JobId=42 JobName=x Restarts=99 PreemptTime=None Account=root Restarts=1 PreemptTime=2026-12-01T10:00:05 Account=(null)\n",
-					       42, &j), 0);
-	assert_false(j.have_restarts);
+	assert_int_equal(rb_squeue_parse_job("42|1", 42, &j), -1);
+	assert_int_equal(rb_squeue_parse_job("42|1|N/A", 42, &j), -1);
 	assert_false(j.have_preempt);
-	assert_string_equal(j.account, "");
 }
 
-static void scontrol_garbage_counts_are_unknown(void **state)
+static void squeue_garbage_counts_are_unknown(void **state)
 {
 	rb_ctl_job j;
 
 	(void)state;
-	assert_int_equal(rb_scontrol_parse_job("JobId=42 Restarts=-1 Account=(null)\n", 42, &j), 0);
+	assert_int_equal(rb_squeue_parse_job("42|-1|N/A|a|\n", 42, &j), 0);
 	assert_false(j.have_restarts);
-	assert_int_equal(rb_scontrol_parse_job("JobId=42 Restarts=12x\n", 42, &j), 0);
+	assert_int_equal(rb_squeue_parse_job("42|12x|N/A|a|\n", 42, &j), 0);
 	assert_false(j.have_restarts);
-	assert_false(j.have_preempt);
+}
+
+/* A stand-in for a Slurm command: dir/name runs the shell line body. */
+static void fake_tool(const char *dir, const char *name, const char *body)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "#!/bin/sh\n%s\n", body);
+	fclose(f);
+	chmod(path, 0700);
+}
+
+static void remove_fakes(const char *dir)
+{
+	static const char *const names[] = { "squeue", "scontrol", "log" };
+	char path[512];
+
+	for (size_t i = 0; i < 3; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		unlink(path);
+	}
+	rmdir(dir);
 }
 
 /* The controller cut off: a fake scontrol that never answers. */
 static void controller_that_never_answers_is_cut_off(void **state)
 {
-	char path[] = "/tmp/rb-fake-scontrol-XXXXXX";
-	int fd = mkstemp(path);
+	char dir[] = "/tmp/rb-fake-bin-XXXXXX";
 	rb_controller c;
 	rb_ctl_job j;
 	rb_deadline t0;
 	rb_err err;
 
 	(void)state;
-	assert_true(fd >= 0);
-	assert_true(write(fd, "#!/bin/sh\nsleep 30\n", 19) == 19);
-	close(fd);
-	chmod(path, 0700);
-	c.scontrol = path;
+	assert_non_null(mkdtemp(dir));
+	fake_tool(dir, "squeue", "sleep 30");
+	fake_tool(dir, "scontrol", "sleep 30");
+	c.bindir = dir;
 	c.slurm_conf = "/nonexistent/slurm.conf";
 	c.deadline = rb_deadline_in(300);
 	t0 = rb_deadline_in(0);
@@ -224,40 +245,42 @@ static void controller_that_never_answers_is_cut_off(void **state)
 	/* the deadline is shared: nothing is left for the next question */
 	assert_int_equal(rb_controller_requeue_hold(&c, 42, &err), -1);
 	assert_non_null(strstr(err.msg, "no time left"));
-	unlink(path);
+	remove_fakes(dir);
 }
 
 static void controller_gets_its_arguments_and_slurm_conf(void **state)
 {
-	char path[] = "/tmp/rb-fake-scontrol-XXXXXX";
-	char log[] = "/tmp/rb-fake-scontrol-log-XXXXXX";
-	char script[512], seen[512] = "";
-	int fd = mkstemp(path), lfd = mkstemp(log);
+	char dir[] = "/tmp/rb-fake-bin-XXXXXX";
+	char log[600], script[700], seen[1024] = "";
 	rb_controller c;
+	rb_ctl_job j;
 	rb_err err;
 	FILE *f;
 
 	(void)state;
-	assert_true(fd >= 0 && lfd >= 0);
+	assert_non_null(mkdtemp(dir));
+	snprintf(log, sizeof(log), "%s/log", dir);
+	snprintf(script, sizeof(script), "echo \"$SLURM_CONF|$*\" >>%s", log);
+	fake_tool(dir, "scontrol", script);
 	snprintf(script, sizeof(script),
-		 "#!/bin/sh\necho \"$SLURM_CONF|$*\" >>%s\n", log);
-	assert_true(write(fd, script, strlen(script)) == (ssize_t)strlen(script));
-	close(fd);
-	close(lfd);
-	chmod(path, 0700);
-	c.scontrol = path;
+		 "echo \"$SLURM_CONF|$*\" >>%s; echo '7|2|2026-12-01T10:00:05|acct|'", log);
+	fake_tool(dir, "squeue", script);
+	c.bindir = dir;
 	c.slurm_conf = "/etc/x/slurm.conf";
 	c.deadline = rb_deadline_in(5000);
 	assert_int_equal(rb_controller_comment(&c, 7, "restore_budget: held: why", &err), 0);
 	assert_int_equal(rb_controller_requeue_hold(&c, 7, &err), 0);
+	assert_int_equal(rb_controller_job(&c, 7, &j, &err), 0);
+	assert_int_equal(j.restarts, 2);
+	assert_true(j.preempted);
 	f = fopen(log, "r");
 	assert_non_null(f);
 	assert_int_equal(fread(seen, 1, sizeof(seen) - 1, f) > 0, 1);
 	fclose(f);
 	assert_string_equal(seen, "/etc/x/slurm.conf|update JobId=7 AdminComment=restore_budget: held: why\n"
-				  "/etc/x/slurm.conf|requeuehold 7\n");
-	unlink(path);
-	unlink(log);
+				  "/etc/x/slurm.conf|requeuehold 7\n"
+				  "/etc/x/slurm.conf|--noheader --states=all --jobs 7 --Format=JobID:0|,RestartCnt:0|,PreemptTime:0|,Account:0|\n");
+	remove_fakes(dir);
 }
 
 /* --- slurmconf.c --------------------------------------------------------------- */
@@ -313,11 +336,11 @@ int main(void)
 		cmocka_unit_test(child_that_cannot_start_is_an_error),
 		cmocka_unit_test(child_gets_only_the_environment_given),
 		cmocka_unit_test(deadline_in_the_past_has_nothing_left),
-		cmocka_unit_test(scontrol_preempted_job_is_parsed),
-		cmocka_unit_test(scontrol_requeued_job_is_not_preempted),
-		cmocka_unit_test(scontrol_other_job_is_refused),
-		cmocka_unit_test(scontrol_forged_field_is_unknown),
-		cmocka_unit_test(scontrol_garbage_counts_are_unknown),
+		cmocka_unit_test(squeue_preempted_job_is_parsed),
+		cmocka_unit_test(squeue_requeued_job_is_not_preempted),
+		cmocka_unit_test(squeue_other_job_is_refused),
+		cmocka_unit_test(squeue_truncated_line_is_refused),
+		cmocka_unit_test(squeue_garbage_counts_are_unknown),
 		cmocka_unit_test(controller_that_never_answers_is_cut_off),
 		cmocka_unit_test(controller_gets_its_arguments_and_slurm_conf),
 		cmocka_unit_test(prologflags_absent_is_none),
