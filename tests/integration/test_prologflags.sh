@@ -9,7 +9,6 @@
 . "$(dirname "$0")/lib.sh"
 T0=$SECONDS
 JOB=$RB_ROOT/tests/integration/jobs/flagjob.sh
-[[ -n ${RB_JOBS_DIR:-} && -r $RB_JOBS_DIR/flagjob.sh ]] && JOB=$RB_JOBS_DIR/flagjob.sh
 
 ver=$(sinfo --version | awk '{print $2}')
 major=${ver%%.*}; minor=${ver#*.}; minor=${minor%%.*}
