@@ -99,9 +99,18 @@ void cli_format_time(int64_t t, char *buf, size_t len);
 /* "45s", "12m05s", "3h07m", "2d04h". */
 void cli_format_duration(int64_t secs, char *buf, size_t len);
 
-/* Make untrusted text safe for a terminal: control bytes and DEL become
- * %XX (as in the ledger), everything else is copied. Returns buf. */
+/* Make untrusted text safe for a terminal: control bytes (C0, DEL, C1,
+ * bidi overrides) and bytes that are not valid UTF-8 become %XX (as in
+ * the ledger), printable UTF-8 is copied. Returns buf. */
 const char *cli_safe(const char *s, char *buf, size_t len);
+
+/* Length (1..4) of the valid UTF-8 character at s (its code point in *cp),
+ * or 0 if s does not start with one. */
+size_t cli_utf8_char(const unsigned char *s, unsigned *cp);
+
+/* A code point a terminal acts on rather than shows: C0, DEL, C1, the bidi
+ * marks, overrides and isolates. */
+bool cli_cp_is_control(unsigned cp);
 
 /* "2/1" or "2/1+1" (granted) or "2/unlimited": F against M (+granted). */
 void cli_format_fm(const rb_budget *b, const rb_limits *l, char *buf,

@@ -11,39 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 if it is not one. */
-static size_t utf8_seq(const unsigned char *s)
-{
-	size_t n, i;
-	unsigned cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0) {
-		n = 2;
-		cp = s[0] & 0x1f;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		n = 3;
-		cp = s[0] & 0x0f;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		n = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* overlong forms, surrogates, beyond U+10FFFF */
-	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) ||
-	    (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 json_object *cli_json_string(const char *s)
 {
 	static const char repl[] = "\xef\xbf\xbd"; /* U+FFFD */
@@ -52,17 +19,21 @@ json_object *cli_json_string(const char *s)
 	json_object *obj;
 	char *buf;
 
-	/* Paths come from users and may be any bytes; JSON must be UTF-8. */
+	/* Paths come from users and may be any bytes; JSON must be UTF-8,
+	 * and what is not printable (C1 controls, bidi overrides) must not
+	 * reach a terminal that shows the JSON: U+FFFD stands for either. */
 	buf = malloc(len * 3 + 1);
 	if (!buf)
 		return NULL;
 	while (*p) {
-		size_t n = utf8_seq(p);
+		unsigned cp;
+		size_t n = cli_utf8_char(p, &cp);
 
-		if (n == 0) {
+		if (n == 0 || (n > 1 && cli_cp_is_control(cp))) {
+			/* json-c escapes C0 itself (\u00XX) */
 			memcpy(buf + o, repl, 3);
 			o += 3;
-			p++;
+			p += n ? n : 1;
 		} else {
 			memcpy(buf + o, p, n);
 			o += n;

@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -98,26 +99,74 @@ void cli_format_duration(int64_t secs, char *buf, size_t len)
 			 secs % 86400 / 3600);
 }
 
+size_t cli_utf8_char(const unsigned char *s, unsigned *cp)
+{
+	size_t n, i;
+
+	if (s[0] < 0x80) {
+		*cp = s[0];
+		return 1;
+	}
+	if ((s[0] & 0xe0) == 0xc0) {
+		n = 2;
+		*cp = s[0] & 0x1f;
+	} else if ((s[0] & 0xf0) == 0xe0) {
+		n = 3;
+		*cp = s[0] & 0x0f;
+	} else if ((s[0] & 0xf8) == 0xf0) {
+		n = 4;
+		*cp = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		*cp = *cp << 6 | (s[i] & 0x3f);
+	}
+	/* overlong forms, surrogates, beyond U+10FFFF */
+	if ((n == 2 && *cp < 0x80) || (n == 3 && *cp < 0x800) ||
+	    (n == 4 && *cp < 0x10000) || *cp > 0x10ffff ||
+	    (*cp >= 0xd800 && *cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+bool cli_cp_is_control(unsigned cp)
+{
+	/* C0 and DEL; C1 (a lone U+009B is CSI, as ESC [ is); the bidi marks,
+	 * overrides and isolates that reorder what a terminal shows */
+	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x200e ||
+	       cp == 0x200f || (cp >= 0x202a && cp <= 0x202e) ||
+	       (cp >= 0x2066 && cp <= 0x2069);
+}
+
 const char *cli_safe(const char *s, char *buf, size_t len)
 {
 	static const char hex[] = "0123456789ABCDEF";
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
 	size_t o = 0;
 
 	if (len == 0)
 		return "";
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	while (*p) {
+		unsigned cp;
+		size_t n = cli_utf8_char(p, &cp);
 
-		if (c < 0x20 || c == 0x7f) {
+		if (n == 0 || cli_cp_is_control(cp)) {
+			/* a control, or a byte that is no printable UTF-8 */
 			if (o + 4 > len)
 				break;
 			buf[o++] = '%';
-			buf[o++] = hex[c >> 4];
-			buf[o++] = hex[c & 15];
+			buf[o++] = hex[*p >> 4];
+			buf[o++] = hex[*p & 15];
+			p++;
 		} else {
-			if (o + 2 > len)
+			if (o + n + 1 > len)
 				break;
-			buf[o++] = (char)c;
+			memcpy(buf + o, p, n);
+			o += n;
+			p += n;
 		}
 	}
 	buf[o] = '\0';

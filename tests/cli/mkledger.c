@@ -29,7 +29,7 @@
 #define T0 1700000000
 #define CKPT "/home/alice/run/ckpt/checkpoint-7"
 /* spaces, '=', '%' and an ESC: escaped in the ledger, shown safely */
-#define CKPT_ODD "/home/carol/my run/ck=1/50%/\033[31mcheckpoint 7"
+#define CKPT_ODD "/home/carol/my run/ck=1/50%/\033[31mcheckpoint 7\xc2\x9b" "2J\xe2\x80\xae\xc3\xa9\xff"
 
 static const rb_config *cfg;
 static const char *cluster;

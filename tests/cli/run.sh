@@ -202,10 +202,12 @@ run "$CLI" show 103
 expect "show 103 (confirmed): confirmed restore, safe odd path" 0 \
 	'^phase: +RESTORING \(restore confirmed: exit0\)$' \
 	'^last end: +interrupted \(attempt 1\)$' '^restores_left: +4$' \
-	'^checkpoint: +/home/carol/my run/ck=1/50%/%1B\[31mcheckpoint 7$' \
+	'^checkpoint: +/home/carol/my run/ck=1/50%/%1B\[31mcheckpoint 7%C2%9B2J%E2%80%AEé%FF$' \
 	'^totals: +2 interruptions, 0 failed restores, 0 failures charged$'
 expect_true "show never prints a raw control byte" \
 	bash -c '! printf "%s" "$1" | LC_ALL=C grep -q "$(printf "\033")"' _ "$OUT"
+expect_true "show never prints a raw C1 control (U+009B CSI), bidi override or invalid byte" \
+	bash -c '! printf "%s" "$1" | LC_ALL=C grep -qP "\xc2\x9b|\xe2\x80\xae|\xff"' _ "$OUT"
 run "$CLI" show 104
 expect "show 104 (in progress): no end yet" 0 \
 	'^ended: +no end recorded \(running, or its node died\)$'
@@ -214,7 +216,7 @@ expect_json "show --json 101: fields" 0 \
 	'd["job_id"] == 101 and d["user"] == "alice" and d["failures"] == 2 and d["max_failures"] == 1 and d["restore_failures"] == 0 and d["restore_retry_num"] == 2 and d["restores_left"] == 0 and d["exhausted"] is True and d["state"] == "exhausted" and d["checkpoint"] == "'"$CK"'" and d["last_end"] == "failed:1" and d["limits"] == {"max_failures": 1, "restore_retry_num": 2, "restore_timeout": 0, "restore_accounting": "grouped", "count_preemptions": False} and d["current_attempt"]["attempt"] == 5 and d["current_attempt"]["refused"] is True and d["totals"]["restore_failures"] == 4'
 run "$CLI" --json show 103
 expect_json "show --json 103: exact odd checkpoint path" 0 \
-	'd["checkpoint"] == "/home/carol/my run/ck=1/50%/\x1b[31mcheckpoint 7" and d["current_attempt"]["confirmed"] == "exit0" and d["last_end"] == "interrupted" and d["restores_left"] == 4'
+	'd["checkpoint"] == "/home/carol/my run/ck=1/50%/\x1b[31mcheckpoint 7\ufffd2J\ufffdé\ufffd" and d["current_attempt"]["confirmed"] == "exit0" and d["last_end"] == "interrupted" and d["restores_left"] == 4'
 run "$CLI" show 999
 expect "show 999: not found, exit 3" 3 \
 	'2>^restore-budget: job 999: no record on cluster cluster' '!.'
@@ -239,7 +241,7 @@ run "$CLI" explain 103
 expect "explain 103: ack confirmation and the charge it spared" 0 \
 	"${TS}attempt 1 +end +interrupted \(preempted\) after 3m20s \(phase RESTORING, restore confirmed: ack\); confirmed by ack before its end$" \
 	"${TS}attempt 2 +start +run; charged attempt 1 \(ended interrupted while RUNNING\) as nothing" \
-	"${TS}attempt 2 +report +phase RESTORING, checkpoint /home/carol/my run/ck=1/50%/%1B\[31mcheckpoint 7$" \
+	"${TS}attempt 2 +report +phase RESTORING, checkpoint /home/carol/my run/ck=1/50%/%1B\[31mcheckpoint 7%C2%9B2J%E2%80%AEé%FF$" \
 	"${TS}attempt 2 +end +completed after 8m20s \(phase RESTORING, restore confirmed: exit0\)$"
 run "$CLI" explain 101 --json
 expect_json "explain --json 101: typed fields" 0 \
