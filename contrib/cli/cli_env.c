@@ -196,9 +196,22 @@ int cli_open_ledger(const cli_ctx *ctx, rb_ledger_mode mode, rb_ledger **out)
 	 * symlinks) when it opens the directory. */
 	snprintf(path, sizeof(path), "%s/%s", ctx->cfg->state_dir,
 		 ctx->cluster);
-	if (lstat(path, &st) < 0 && errno == ENOENT &&
-	    lstat(ctx->cfg->state_dir, &st) == 0)
-		return 1;
+	if (lstat(path, &st) < 0 && errno == ENOENT) {
+		/* ... but only in a trusted state_dir: an empty listing of a
+		 * directory a user controls would be a lie (the read open
+		 * checks state_dir's owner and mode before the cluster's). */
+		int rc = rb_ledger_open_read(ctx->cfg->state_dir, ctx->cluster,
+					     out, &err);
+
+		if (rc < 0) {
+			cli_error("%s", err.msg);
+			return -1;
+		}
+		if (rc == 1)
+			return 1;
+		rb_ledger_close(*out); /* appeared meanwhile: open as asked */
+		*out = NULL;
+	}
 	if (rb_ledger_open(ctx->cfg->state_dir, ctx->cluster, mode, out,
 			   &err) < 0) {
 		cli_error("%s", err.msg);

@@ -412,6 +412,22 @@ run "$CLI" gc --older-than 0 --dry-run
 expect "gc keeps a corrupt record and exits 1" 1 '2>job 107: .*\(kept\)' \
 	'kept 1 unreadable' '!job 107'
 
+# ---- an untrusted state_dir is refused, never reported empty ---------------------
+mkdir -m 777 "$T/open-state"
+printf 'state_dir = "%s";\n' "$T/open-state" >"$T/open.conf"
+chmod 644 "$T/open.conf"
+for c in "list" "gc --older-than 0" "gc --older-than 0 --dry-run" "metrics" "list --json"; do
+	# shellcheck disable=SC2086
+	run "$CLI" --config "$T/open.conf" $c
+	expect "$c on a world-writable state_dir: refused, exit 1" 1 \
+		'2>state_dir .*/open-state is owned by uid 0 with mode 0777; it must be owned by root and not writable by group or others' \
+		'!removed 0 of 0'
+done
+chown nobody "$T/open-state"; chmod 755 "$T/open-state"
+run "$CLI" --config "$T/open.conf" list
+expect "list on a state_dir owned by a user: refused, exit 1" 1 \
+	'2>state_dir .*/open-state is owned by uid [0-9]+ with mode 0755'
+
 # ---- metrics (its own cluster in the same state_dir) ------------------------------
 . tests/cli/metrics.sh
 
