@@ -1071,9 +1071,10 @@ static int read_text(const char *path, char **out, size_t *outlen,
 			   path, path);
 		goto fail;
 	}
-	/* Read as root at every job start: only root may be able to change
-	 * it, or its owner could raise everyone's caps. */
-	if (geteuid() == 0 && (st.st_uid != 0 || (st.st_mode & S_IWGRP))) {
+	/* Only root may be able to change it, or its owner could raise
+	 * everyone's caps. Whatever our euid: the batch step reads it as the
+	 * job's user and then writes the ledger as root with it. */
+	if (st.st_uid != 0 || (st.st_mode & S_IWGRP)) {
 		saved = EPERM;
 		rb_err_set(err,
 			   "%s: refusing a file owned by uid %u with mode %04o: only root may be able to change the limits (run chown root %s; chmod go-w %s)",

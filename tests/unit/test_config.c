@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -327,6 +328,37 @@ static void test_world_writable_file_is_refused(void **state)
 		 "%s: refusing a file every user may write: anyone could change the limits (run chmod o-w %s)",
 		 f->path, f->path);
 	assert_string_equal(f->err.msg, expected);
+}
+
+/* The same check as the job's user: user_init loads the config with the
+ * job user's euid and root writes the ledger with what it says. */
+static void test_a_file_others_could_change_is_refused_whatever_the_euid(void **state)
+{
+	fixture *f = *state;
+	rb_config *c = NULL;
+	pid_t pid;
+	int status;
+
+	if (geteuid() != 0)
+		skip();
+	write_conf(f, "max_failures = 1;\n");
+	assert_int_equal(chmod(f->dir, 0755), 0);
+	assert_int_equal(chmod(f->path, 0644), 0);
+	assert_int_equal(chown(f->path, 65534, 0), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		rb_err err;
+
+		if (seteuid(65534) < 0)
+			_exit(3);
+		_exit(rb_config_load(f->path, &c, &err) == -1 &&
+		      strstr(err.msg, "owned by uid 65534") ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(chown(f->path, 0, 0), 0);
 }
 
 static void test_root_refuses_a_file_others_could_change(void **state)
@@ -970,6 +1002,7 @@ int main(void)
 		T(test_missing_file_cannot_read),
 		T(test_directory_cannot_read),
 		T(test_world_writable_file_is_refused),
+		T(test_a_file_others_could_change_is_refused_whatever_the_euid),
 		T(test_root_refuses_a_file_others_could_change),
 		T(test_syntax_error_names_file_and_line),
 		T(test_duplicate_key_is_a_syntax_error),
