@@ -46,9 +46,15 @@ int rb_ledger_open_read(const char *state_dir, const char *cluster,
  * once). Returns it, or -1 with errno (ENOENT: none yet; EPERM: untrusted). */
 int rb_ledger_ack_dir(rb_ledger *l, bool create);
 
-/* Lock job_id's record (creating the event log if needed): blocks on the
- * fcntl lock. WRITE mode only. */
+/* Lock job_id's record (creating its root-only lock file and the event log
+ * if needed): waits at most RB_LEDGER_LOCK_WAIT_MS for another holder, then
+ * fails with err set. WRITE mode only. */
 int rb_ledger_lock(rb_ledger *l, uint32_t job_id, rb_job **out, rb_err *err);
+
+/* rb_ledger_lock gives up after this long (ms) if another holds the lock. */
+#define RB_LEDGER_LOCK_WAIT_MS 5000
+/* Change it for this process (tests); <= 0 restores the default. */
+void rb_ledger_set_lock_wait(long ms);
 void rb_ledger_unlock(rb_job *j);
 
 /* The path of job_id's record, without opening anything (a cheap "is

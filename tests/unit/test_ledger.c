@@ -1006,7 +1006,7 @@ static int lock_is_free_for_another_process(fixture *f, uint32_t id)
 	pid_t pid;
 	int status;
 
-	job_file(f, id, ".log", log, sizeof(log));
+	job_file(f, id, ".lock", log, sizeof(log));
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -1046,6 +1046,141 @@ static void lock_survives_reading_events_in_the_same_process(void **state)
 	assert_false(lock_is_free_for_another_process(f, JOB));
 	rb_ledger_unlock(j);
 	assert_true(lock_is_free_for_another_process(f, JOB));
+	rb_ledger_close(l);
+}
+
+/* The attack of docs/security.md: a user takes a read lock on the job's
+ * readable event log and holds it. The job's lock is elsewhere, in a file
+ * no user can open, so rb_ledger_lock is not stalled. Run in a child with
+ * an alarm: the old lock on the log waited forever. */
+static void user_read_lock_on_the_log_does_not_stall_the_job(void **state)
+{
+	fixture *f = *state;
+	char log[256];
+	int ready[2], release[2], status;
+	pid_t user, locker;
+	rb_ledger *l;
+	char c = 'x';
+
+	NEED_ROOT();
+	l = open_write(f);
+	store(l, JOB, 1);
+	job_file(f, JOB, ".log", log, sizeof(log));
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(release), 0);
+	user = fork();
+	assert_true(user >= 0);
+	if (user == 0) {
+		struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET };
+		int fd;
+
+		if (setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(2);
+		fd = open(log, O_RDONLY);
+		if (fd < 0 || fcntl(fd, F_OFD_SETLK, &fl) < 0)
+			_exit(3);
+		if (write(ready[1], &c, 1) != 1 || read(release[0], &c, 1) != 1)
+			_exit(4);
+		_exit(0);
+	}
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	locker = fork();
+	assert_true(locker >= 0);
+	if (locker == 0) {
+		rb_job *j = NULL;
+		rb_err err;
+
+		alarm(10);
+		_exit(rb_ledger_lock(l, JOB, &j, &err) == 0 ? 0 : 1);
+	}
+	assert_int_equal(waitpid(locker, &status, 0), locker);
+	assert_int_equal(write(release[1], &c, 1), 1);
+	waitpid(user, NULL, 0);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	rb_ledger_close(l);
+}
+
+/* The lock file is root's alone: a user cannot even open it. */
+static void lock_file_is_root_only(void **state)
+{
+	fixture *f = *state;
+	char lock[256];
+	struct stat st;
+	rb_ledger *l;
+	rb_job *j;
+	pid_t pid;
+	int status;
+
+	NEED_ROOT();
+	l = open_write(f);
+	j = lock_job(l, JOB);
+	job_file(f, JOB, ".lock", lock, sizeof(lock));
+	assert_int_equal(stat(lock, &st), 0);
+	assert_int_equal(st.st_uid, 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		if (setgid(65534) < 0 || setuid(65534) < 0)
+			_exit(2);
+		_exit(open(lock, O_RDONLY) < 0 && errno == EACCES ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	rb_ledger_unlock(j);
+	/* a root-owned lock file someone made readable is put back */
+	assert_int_equal(chmod(lock, 0644), 0);
+	j = lock_job(l, JOB);
+	assert_int_equal(stat(lock, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	rb_ledger_unlock(j);
+	rb_ledger_close(l);
+}
+
+/* A holder that never lets go (another node stuck on NFS): the wait ends at
+ * its deadline with an error naming the file, never later. */
+static void lock_held_too_long_fails_at_the_deadline(void **state)
+{
+	fixture *f = *state;
+	struct timespec t0, t1;
+	int ready[2], release[2];
+	rb_err err = { "" };
+	rb_ledger *l;
+	rb_job *j = NULL;
+	pid_t pid;
+	char c = 'x';
+	long ms;
+
+	NEED_ROOT();
+	l = open_write(f);
+	assert_int_equal(pipe(ready), 0);
+	assert_int_equal(pipe(release), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		rb_job *held = NULL;
+
+		if (rb_ledger_lock(l, JOB, &held, &err) != 0)
+			_exit(2);
+		if (write(ready[1], &c, 1) != 1 || read(release[0], &c, 1) != 1)
+			_exit(3);
+		_exit(0);
+	}
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	rb_ledger_set_lock_wait(300);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(rb_ledger_lock(l, JOB, &j, &err), -1);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	rb_ledger_set_lock_wait(0);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	assert_true(ms >= 300 && ms < 3000);
+	assert_non_null(strstr(err.msg, ".lock: still locked after 300 ms"));
+	assert_int_equal(write(release[1], &c, 1), 1);
+	waitpid(pid, NULL, 0);
+	j = lock_job(l, JOB); /* free again */
+	rb_ledger_unlock(j);
 	rb_ledger_close(l);
 }
 
@@ -1191,6 +1326,10 @@ static void remove_deletes_record_log_and_stale_temp_files(void **state)
 	assert_int_equal(rb_ledger_events(l, JOB, stop_after_one, &calls, &err),
 			 1);
 	assert_int_equal(access(tmp, F_OK), -1);
+	snprintf(tmp, sizeof(tmp), "%s/042/42.lock", f->cluster);
+	assert_int_equal(access(tmp, F_OK), -1); /* the lock file goes too */
+	snprintf(tmp, sizeof(tmp), "%s/042/1042.lock", f->cluster);
+	assert_int_equal(access(tmp, F_OK), 0);
 	/* Another job in the same bucket is left alone. */
 	assert_int_equal(access(other, F_OK), 0);
 	assert_int_equal(rb_ledger_read(l, JOB + 1000, r, &err), 0);
@@ -1234,6 +1373,9 @@ int main(void)
 		T(events_of_a_job_without_log_return_1),
 		T(contending_processes_serialize_every_update),
 		T(lock_survives_reading_events_in_the_same_process),
+		T(user_read_lock_on_the_log_does_not_stall_the_job),
+		T(lock_file_is_root_only),
+		T(lock_held_too_long_fails_at_the_deadline),
 		T(lock_waiting_through_remove_ends_on_the_new_log),
 		T(jobs_lists_exactly_the_written_ids),
 		T(remove_deletes_record_log_and_stale_temp_files),
