@@ -21,7 +21,8 @@
 #endif
 
 /* PrologFlags=RunInJob exists from 24.05 on; before, slurm.conf refuses it,
- * so the plugin never sees it there. */
+ * so the plugin never sees it there. Under it Slurm runs no SPANK prolog or
+ * epilog at all (docs/slurm-facts.md, "PrologFlags"). */
 #define RB_SLURM_HAS_RUN_IN_JOB \
 	(SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 5, 0))
 
@@ -41,10 +42,5 @@
  * the plugin compares S_JOB_STEPID against. */
 _Static_assert(SLURM_BATCH_SCRIPT == 0xfffffffb,
 	       "SLURM_BATCH_SCRIPT changed: review is_batch_step()");
-
-/* The SPANK items the plugin reads exist with these names in every
- * supported release; a rename is a build error here, not a silent 0. */
-_Static_assert(S_TASK_EXIT_STATUS > 0 && S_JOB_STEPID > 0 && S_JOB_ID > 0,
-	       "SPANK items renumbered");
 
 #endif

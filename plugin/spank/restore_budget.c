@@ -22,8 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <slurm/slurm.h>
@@ -489,8 +487,8 @@ static void epilog(spank_t sp)
 
 	if (!env_u32(getenv("SLURM_JOB_ID"), &job_id))
 		return;
-	/* RunInJob: this epilog sees no exit code and no bumped restart count,
-	 * so the batch step records the end (batch_task_exit). */
+	/* RunInJob: jobs are untracked (log_prolog_flags); and an epilog run
+	 * there would see no exit code and no bumped restart count. */
 	if (prolog_flags() & RB_PF_RUN_IN_JOB)
 		return;
 	start_clock();
@@ -720,6 +718,12 @@ static void batch_user_init(spank_t sp)
 	has_options = read_options(sp, &opts, ckpt_dir, sizeof(ckpt_dir));
 	if (!job_is_tracked(cfg, has_options))
 		goto out;
+	if (prolog_flags() & RB_PF_RUN_IN_JOB) {
+		/* untracked, as slurmd said at start; tell the job too */
+		add_warning("this cluster runs PrologFlags=RunInJob, under which Slurm runs no SPANK prolog or epilog: job %u runs without a restore budget",
+			    step.job_id);
+		goto out;
+	}
 	{
 		char name[RB_NAME_MAX];
 
@@ -818,7 +822,7 @@ static void log_prolog_flags(void)
 	unsigned flags = prolog_flags();
 
 	if (flags & RB_PF_RUN_IN_JOB)
-		rb_log(RB_LOG_WARNING, "PrologFlags=RunInJob: the epilog cannot see how a job ended, so the batch step records it (a job killed by SIGTERM/SIGKILL while the controller is unreachable counts as interrupted)");
+		rb_log(RB_LOG_ERROR, "PrologFlags=RunInJob is not supported: Slurm runs no SPANK prolog or epilog under it, so no attempt can be counted; every job runs untracked (no budget, no refusal) until RunInJob is removed from slurm.conf");
 	else if (flags & RB_PF_ALLOC)
 		rb_log(RB_LOG_INFO, "PrologFlags=%s: supported",
 		       flags & RB_PF_CONTAIN ? "Contain" : "Alloc");
@@ -960,54 +964,6 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	fputs(step.refuse_msg, stderr);
 	fflush(stderr);
 	return -1;
-}
-
-/*
- * PrologFlags=RunInJob: the batch step (root) records how the attempt ended,
- * as the epilog does otherwise. The controller bumps the restart count
- * before it signals a job it requeues, so a count above the attempt's is an
- * interruption; unreachable, a death by SIGTERM or SIGKILL is left
- * unrecorded, which the next prolog counts as an interruption
- * (docs/slurm-facts.md, "PrologFlags").
- */
-static void batch_task_exit(spank_t sp)
-{
-	int status = 0, code = 0, sig = 0;
-	int64_t count;
-	rb_config *cfg;
-	rb_err err;
-
-	if (!step.exported || !(prolog_flags() & RB_PF_RUN_IN_JOB))
-		return;
-	step.exported = false; /* once per step */
-	if (spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS)
-		return;
-	if (WIFEXITED(status))
-		code = WEXITSTATUS(status);
-	else if (WIFSIGNALED(status))
-		sig = WTERMSIG(status);
-	start_clock();
-	count = controller_restart_count(step.job_id);
-	if (count < 0 && (sig == SIGTERM || sig == SIGKILL))
-		return;
-	if (count < step.attempt)
-		count = step.attempt;
-	cfg = load_config(&err);
-	if (!cfg || rb_lifecycle_epilog_fn(cfg, step.cluster, step.job_id,
-					   count, code, sig,
-					   controller_interruption,
-					   &step.job_id, time(NULL), &err) < 0)
-		rb_log(RB_LOG_ERROR, "job %u attempt %" PRId64 " end: %s",
-		       step.job_id, step.attempt, err.msg);
-	rb_config_free(cfg);
-}
-
-int slurm_spank_task_exit(spank_t sp, int ac, char **av)
-{
-	enter(ac, av);
-	if (spank_remote(sp))
-		batch_task_exit(sp);
-	return 0;
 }
 
 int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
