@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# cluster.sh - a private single-node Slurm 22.05 cluster for tests and `make demo`.
+# cluster.sh - a private single-node Slurm cluster for tests and `make demo`
+# (Debian 12's 22.05; the same files work with 24.11 and 26.05, tests/legs/).
 #
 #   cluster.sh start  DIR [PLUGSTACK_LINE]   create DIR, start munged, slurmctld, slurmd
 #   cluster.sh stop   DIR                    stop everything started in DIR (idempotent)
@@ -345,7 +346,7 @@ rbc_main() {
         status) rbc_status "$@" ;;
         ensure-user) rbc_ensure_user "$@" ;;
         stage)  rbc_stage "$@" ;;
-        *) sed -n '2,10s/^# \{0,1\}//p' "$RBC_SELF" >&2; return 2 ;;
+        *) sed -n '2,11s/^# \{0,1\}//p' "$RBC_SELF" >&2; return 2 ;;
     esac
 }
 

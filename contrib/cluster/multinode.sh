@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# multinode.sh - a private Slurm 22.05 cluster with TWO compute nodes on one
+# multinode.sh - a private Slurm cluster (22.05; also 24.11, 26.05) with TWO compute nodes on one
 # machine, for the cross-node tests (tests/multinode/).
 #
 #   multinode.sh start  DIR [PLUGSTACK_LINE]   munged, slurmctld, one slurmd per node

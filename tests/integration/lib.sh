@@ -42,6 +42,18 @@
 #     at all (slurmd: "reissued job credential for job N"), with or without
 #     PrologFlags=Alloc.  Its epilog still runs.
 #
+# Other releases (tests/legs/: Debian trixie 24.11.5, sid 26.05.5, chroots
+# on the same machine; the same slurm.conf, unchanged):
+#   prolog/epilog environment: the same variables as above (ACCOUNT with -A,
+#     RESTART_COUNT bumped in the epilog after a preemption, EXIT_CODE2),
+#     plus SLURM_JOB_{NODELIST,START_TIME,END_TIME,OVERSUBSCRIBE,
+#     CORE_SPEC_COUNT,CORE_SPEC_TYPE} (24.11+) and SLURM_JOB_{SLUID,EXCLUSIVE}
+#     (26.05).  slurmd 24.11+ exits without /sys/fs/cgroup, even with
+#     proctrack/linuxproc; 26.05 warns "cgroup/v1 plugin is deprecated".
+#   26.05 logs "Launching batch JobId=N SLUID=... for UID U" (was "Launching
+#     batch job N for UID U").
+#   Timings as above (preemption -> rerun ~7 s, suites as long as on 22.05).
+#
 # Typical test:
 #   . "$(dirname "$0")/lib.sh"
 #   RB_PLUGSTACK_LINE="required $RB_ROOT/build/restore_budget.so" cluster_up
@@ -222,7 +234,25 @@ preempt() {
     [[ $before =~ ^[0-9]+$ ]] || { echo "preempt: no job $job" >&2; return 1; }
     hi=$(submit_as_user -p high -c 2 -J preemptor -o /dev/null --wrap "sleep $secs") || return 1
     wait_restart_count "$job" $((before + 1)) "$tmo" || return 1
+    wait_requeued "$job" "$tmo" || return 1
     printf '%s\n' "$hi"
+}
+
+# wait_requeued JOB TIMEOUT - wait until a requeued JOB no longer shows
+# JobState=COMPLETING.  Right after a preemption the restart count is
+# already bumped while JobState is COMPLETING for 0.3-0.5 s (seen on 22.05,
+# 24.11 and 26.05; hit more often on 26.05), then PENDING (Reason=BeginTime).
+wait_requeued() {
+    local job=$1 tmo=${2:-30} s t0=$SECONDS
+    while :; do
+        s=$(job_field "$job" JobState)
+        [[ $s != COMPLETING ]] && return 0
+        if ((SECONDS - t0 >= tmo)); then
+            echo "wait_requeued: job $job still COMPLETING after ${tmo}s" >&2
+            return 1
+        fi
+        sleep 0.1
+    done
 }
 
 # node_drained - 0 if any node is drained, draining, down or failing.

@@ -49,6 +49,7 @@ mn_preempt_on() {
     [[ $before =~ ^[0-9]+$ ]] || { echo "mn_preempt_on: no job $job" >&2; return 1; }
     hi=$(submit_as_user -p high -w "$node" -c 2 -J preemptor -o /dev/null --wrap "sleep $secs") || return 1
     wait_restart_count "$job" $((before + 1)) "$tmo" || return 1
+    wait_requeued "$job" "$tmo" || return 1
     printf '%s\n' "$hi"
 }
 

@@ -51,7 +51,7 @@ fi
 # job user wherever the checkout is (e.g. a clone in /root, mode 0700), and a
 # rebuild during the run cannot change them.
 RB_SRC_ROOT=$RB_ROOT
-"$RB_CLUSTER_SH" stage "$RB_SRC_ROOT" "$RUN_DIR/root" || die0 "cannot stage $RB_SRC_ROOT in $RUN_DIR/root"
+"$RB_SRC_ROOT/contrib/cluster/cluster.sh" stage "$RB_SRC_ROOT" "$RUN_DIR/root" || die0 "cannot stage $RB_SRC_ROOT in $RUN_DIR/root"
 RB_ROOT=$RUN_DIR/root RB_STAGED=1
 # Tests, cluster script: their copies, if they are part of the checkout.
 [[ $TESTDIR == "$RB_SRC_ROOT"/* ]] && TESTDIR=$RB_ROOT/${TESTDIR#"$RB_SRC_ROOT"/}

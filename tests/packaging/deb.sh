@@ -116,8 +116,14 @@ want ".deb Package" "$(dpkg-deb -f "$DEB" Package)" "$PKG"
 want ".deb Version is VERSION-1" "$(dpkg-deb -f "$DEB" Version)" "$VERSION-1"
 want ".deb Architecture" "$(dpkg-deb -f "$DEB" Architecture)" "$(dpkg --print-architecture)"
 deps=$(dpkg-deb -f "$DEB" Depends)
-want_match ".deb Depends: slurmd of this Slurm release" "$deps" 'slurmd \(>= 22\.05\), slurmd \(<< 22\.06\)'
-want_match ".deb Depends: libconfig9 and libjson-c5 (dpkg-shlibdeps)" "$deps" '(^|, )libconfig9(,| |$).*libjson-c5'
+# The release of the spank.h the plugin was built against (22.05 on Debian
+# 12, 24.11 on trixie, 26.05 on sid): slurmd (>= 22.05), slurmd (<< 22.06).
+vhex=$(sed -n 's/^#define SLURM_VERSION_NUMBER \(0x[0-9a-fA-F]*\).*/\1/p' /usr/include/slurm/slurm_version.h)
+series=$(printf '%d\\.%02d' $((vhex >> 16 & 255)) $((vhex >> 8 & 255)))
+next=$(printf '%d\\.%02d' $((vhex >> 16 & 255)) $(((vhex >> 8 & 255) + 1)))
+want_match ".deb Depends: slurmd of this Slurm release (${series//\\/})" "$deps" "slurmd \\(>= $series\\), slurmd \\(<< $next\\)"
+# libconfig9 / libjson-c5 on Debian 12, libconfig11 on trixie and sid.
+want_match ".deb Depends: libconfig and libjson-c (dpkg-shlibdeps)" "$deps" '(^|, )libconfig[0-9]+(,| |$).*libjson-c[0-9]+'
 dpkg-deb -c "$DEB" >"$W/contents"
 want "every file in the .deb is root/root" \
 	"$(awk '$2 != "root/root"' "$W/contents")" ""
