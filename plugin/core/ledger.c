@@ -617,7 +617,7 @@ static int try_lock(int fd, int cmd)
 
 /*
  * Take a write lock on the whole lock file, for at most lock_wait_ms: a
- * root context never waits without a deadline (docs/security.md). The lock
+ * root context never waits without a deadline (docs/security.md, "The job lock"). The lock
  * file is root's alone (0600 in a root-owned directory), so only another
  * root context of this job can hold it: another node's prolog or epilog,
  * or one stuck on the shared file system. Polled, not F_OFD_SETLKW: a

@@ -256,13 +256,13 @@ static const char *cluster_name(void)
 	return env_or("SLURM_CLUSTER_NAME", "cluster");
 }
 
-/* --- the controller (scontrol, with a deadline) ------------------------------ */
+/* --- the controller (squeue/scontrol, with a deadline) ----------------------- */
 
 /*
  * Nothing here calls libslurm: on 24.11+ an RPC from the prolog or epilog
  * process is fatal there (libslurm is not initialised in it), and libslurm's
- * RPCs have no deadline. scontrol runs as a child instead, killed at the
- * callback's deadline (docs/slurm-facts.md, "Asking the controller").
+ * RPCs have no deadline. squeue and scontrol run as children instead, killed
+ * at the callback's deadline (docs/slurm-facts.md, "Asking the controller").
  */
 static rb_deadline callback_deadline;
 
@@ -487,10 +487,8 @@ static void epilog(spank_t sp)
 
 	if (!env_u32(getenv("SLURM_JOB_ID"), &job_id))
 		return;
-	/* RunInJob: jobs are untracked (log_prolog_flags); and an epilog run
-	 * there would see no exit code and no bumped restart count. */
-	if (prolog_flags() & RB_PF_RUN_IN_JOB)
-		return;
+	/* (Under RunInJob Slurm runs no SPANK epilog: nothing to check here,
+	 * and slurm.conf is not read on this hot path.) */
 	start_clock();
 	cfg = load_config(&err);
 	if (!cfg) {
@@ -815,9 +813,10 @@ static void batch_post_fork(void)
 	rb_config_free(cfg);
 }
 
-/* Said loudly at slurmd start: what each PrologFlags variant means here
+/* Said at slurmd start: what the PrologFlags in force mean here, and what
+ * asking the controller needs
  * (README "Slurm releases"). */
-static void log_prolog_flags(void)
+static void log_slurm_setup(void)
 {
 	unsigned flags = prolog_flags();
 
@@ -878,7 +877,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 			rb_log(RB_LOG_INFO, "config %s loaded (state_dir %s)",
 			       cfg->path, cfg->state_dir);
 		rb_config_free(cfg);
-		log_prolog_flags();
+		log_slurm_setup();
 	}
 	return 0;
 }

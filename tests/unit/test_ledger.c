@@ -1049,7 +1049,7 @@ static void lock_survives_reading_events_in_the_same_process(void **state)
 	rb_ledger_close(l);
 }
 
-/* The attack of docs/security.md: a user takes a read lock on the job's
+/* The attack of docs/security.md ("The job lock"): a user takes a read lock on the job's
  * readable event log and holds it. The job's lock is elsewhere, in a file
  * no user can open, so rb_ledger_lock is not stalled. Run in a child with
  * an alarm: the old lock on the log waited forever. */
