@@ -58,15 +58,17 @@ typedef struct {
 	size_t size;   /* F_STR: buffer size including the NUL */
 	int64_t min;   /* F_INT, F_I64: accepted range */
 	int64_t max;
+	int since;     /* the record version that added it; 0 = the first */
 } field;
 
 #define MEMBER_SIZE(m) sizeof(((rb_record *)0)->m)
-#define STR(k, m) { k, sizeof(k) - 1, F_STR, offsetof(rb_record, m), MEMBER_SIZE(m), 0, 0 }
-#define U32(k, m) { k, sizeof(k) - 1, F_U32, offsetof(rb_record, m), 0, 0, 0 }
-#define U64(k, m) { k, sizeof(k) - 1, F_U64, offsetof(rb_record, m), 0, 0, 0 }
-#define INT(k, m, lo) { k, sizeof(k) - 1, F_INT, offsetof(rb_record, m), 0, lo, INT_MAX }
-#define I64(k, m, lo) { k, sizeof(k) - 1, F_I64, offsetof(rb_record, m), 0, lo, INT64_MAX }
-#define TYPED(k, m, t) { k, sizeof(k) - 1, t, offsetof(rb_record, m), 0, 0, 0 }
+#define STR(k, m) { k, sizeof(k) - 1, F_STR, offsetof(rb_record, m), MEMBER_SIZE(m), 0, 0, 0 }
+#define U32(k, m) { k, sizeof(k) - 1, F_U32, offsetof(rb_record, m), 0, 0, 0, 0 }
+#define U64(k, m) { k, sizeof(k) - 1, F_U64, offsetof(rb_record, m), 0, 0, 0, 0 }
+#define INT(k, m, lo) { k, sizeof(k) - 1, F_INT, offsetof(rb_record, m), 0, lo, INT_MAX, 0 }
+#define I64(k, m, lo) { k, sizeof(k) - 1, F_I64, offsetof(rb_record, m), 0, lo, INT64_MAX, 0 }
+#define TYPED(k, m, t) { k, sizeof(k) - 1, t, offsetof(rb_record, m), 0, 0, 0, 0 }
+#define STR_SINCE(k, m, v) { k, sizeof(k) - 1, F_STR, offsetof(rb_record, m), MEMBER_SIZE(m), 0, 0, v }
 
 /*
  * Every field of rb_record, its rb_budget and the budget's current attempt.
@@ -84,6 +86,7 @@ static const field fields[] = {
 	STR("account", account),
 	STR("work_dir", work_dir),
 	STR("checkpoint_dir", checkpoint_dir),
+	STR_SINCE("submission", submission, 2),
 	I64("created", created, 0),
 	I64("updated", updated, 0),
 	U64("seq", seq),
@@ -135,11 +138,26 @@ _Static_assert(sizeof(rb_limits) == 20, "rb_limits changed: update fields[]");
 _Static_assert(sizeof(rb_attempt) == 4160,
 	       "rb_attempt changed: update fields[]");
 _Static_assert(sizeof(rb_budget) == 8320, "rb_budget changed: update fields[]");
-_Static_assert(sizeof(rb_record) == 17576,
+_Static_assert(sizeof(rb_record) == 17656,
 	       "rb_record changed: update fields[]");
 #endif
 
 /* ---- checksum and escaping ---------------------------------------------- */
+
+int rb_submission_ok(const char *s)
+{
+	size_t n = 0;
+
+	for (; s && s[n]; n++) {
+		char c = s[n];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+		      c == ':' || c == '-'))
+			return 0;
+	}
+	return n > 0 && n < RB_SUBMISSION_MAX;
+}
 
 uint64_t rb_checksum(const void *data, size_t len)
 {
@@ -750,7 +768,7 @@ static const field *find_field(const char *key, size_t n, size_t hint,
 /* Check the key=value lines in text[start, end), numbered from line 2, into
  * vals[] (one per field). */
 static int parse_fields(const char *text, size_t start, size_t end,
-			value *vals, rb_err *err)
+			int version, value *vals, rb_err *err)
 {
 	uint64_t seen = 0;
 	unsigned lineno = 2;
@@ -782,6 +800,10 @@ static int parse_fields(const char *text, size_t start, size_t end,
 			return rb_err_set(err, "line %u: unknown key '%s'",
 					  lineno, show(text + p, klen, q,
 						       sizeof(q)));
+		if (f->since > version)
+			return rb_err_set(err, "line %u: key '%s' is not part of "
+					  "record version %d", lineno, f->key,
+					  version);
 		if (seen & (1ULL << idx))
 			return rb_err_set(err, "line %u: duplicate key '%s'",
 					  lineno, f->key);
@@ -802,15 +824,26 @@ static int parse_fields(const char *text, size_t start, size_t end,
 		p = e + 1;
 		lineno++;
 	}
-	for (i = 0; i < N_FIELDS; i++)
-		if (!(seen & (1ULL << i)))
-			return rb_err_set(err, "missing key '%s'",
-					  fields[i].key);
+	for (i = 0; i < N_FIELDS; i++) {
+		if (seen & (1ULL << i))
+			continue;
+		if (fields[i].since > version) {
+			/* an older record: the field is read as empty */
+			memset(&vals[i], 0, sizeof(vals[i]));
+			vals[i].text = "";
+			continue;
+		}
+		return rb_err_set(err, "missing key '%s'", fields[i].key);
+	}
 	return 0;
 }
 
-/* Check the first line; returns the offset just after it, or -1. */
-static ssize_t parse_version(const char *text, size_t len, rb_err *err)
+/* Check the first line; returns the offset just after it (its version in
+ * *version), or -1. Versions RB_RECORD_VERSION_OLDEST..RB_RECORD_VERSION
+ * are read; a newer one (a node still on an older plugin during a rolling
+ * upgrade) is refused with both numbers, and on_error decides. */
+static ssize_t parse_version(const char *text, size_t len, int *version,
+			     rb_err *err)
 {
 	const size_t plen = sizeof(VERSION_PREFIX) - 1;
 	const char *nl = memchr(text, '\n', len);
@@ -827,10 +860,12 @@ static ssize_t parse_version(const char *text, size_t len, rb_err *err)
 	if (parse_u64(text + plen, l1 - plen, &v) < 0)
 		return rb_err_set(err, "bad version line (expected '"
 				  VERSION_PREFIX "%d')", RB_RECORD_VERSION);
-	if (v != RB_RECORD_VERSION)
+	if (v < RB_RECORD_VERSION_OLDEST || v > RB_RECORD_VERSION)
 		return rb_err_set(err, "unknown record version %" PRIu64
-				  " (this plugin reads %d)", v,
-				  RB_RECORD_VERSION);
+				  " (this plugin reads %d to %d; a newer "
+				  "plugin wrote it: upgrade this node)", v,
+				  RB_RECORD_VERSION_OLDEST, RB_RECORD_VERSION);
+	*version = (int)v;
 	return (ssize_t)l1 + 1;
 }
 
@@ -891,7 +926,7 @@ int rb_record_parse(const char *text, size_t len, rb_record *rec, rb_err *err)
 	value vals[N_FIELDS];
 	ssize_t body, ck;
 	size_t i;
-	int rc = -1;
+	int version = 0, rc = -1;
 
 	if (!text || len == 0) {
 		rb_err_set(err, "empty record");
@@ -908,7 +943,7 @@ int rb_record_parse(const char *text, size_t len, rb_record *rec, rb_err *err)
 				    text));
 		goto fail;
 	}
-	body = parse_version(text, len, err);
+	body = parse_version(text, len, &version, err);
 	if (body < 0)
 		goto fail;
 	ck = parse_checksum(text, len, (size_t)body, err);
@@ -918,7 +953,8 @@ int rb_record_parse(const char *text, size_t len, rb_record *rec, rb_err *err)
 	 * leaves it as it was); then rec is cleared and filled. No scratch
 	 * record: allocating, zeroing and copying 17.5 KB per parse cost more
 	 * than the parse. */
-	if (parse_fields(text, (size_t)body, (size_t)ck, vals, err) < 0)
+	if (parse_fields(text, (size_t)body, (size_t)ck, version, vals,
+			 err) < 0)
 		goto fail;
 	memset(rec, 0, sizeof(*rec));
 	for (i = 0; i < N_FIELDS; i++)

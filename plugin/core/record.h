@@ -18,8 +18,13 @@
 #include "diag.h"
 #include "engine.h"
 
-#define RB_RECORD_VERSION 1
+/* Version 2 (2026-12) added `submission`; version 1 records are read as
+ * having none (docs/security.md, "Job identity"). */
+#define RB_RECORD_VERSION 2
+#define RB_RECORD_VERSION_OLDEST 1
 #define RB_NAME_MAX 256
+/* A job's submission identity: printable, no spaces (rb_submission_ok). */
+#define RB_SUBMISSION_MAX 80
 #define RB_RECORD_TEXT_MAX (64L * 1024)
 
 typedef struct {
@@ -32,6 +37,7 @@ typedef struct {
 	char account[RB_NAME_MAX];
 	char work_dir[RB_PATH_MAX];
 	char checkpoint_dir[RB_PATH_MAX]; /* --checkpoint-dir as given ("" = none) */
+	char submission[RB_SUBMISSION_MAX]; /* who this job is across requeues ("" = unknown) */
 	int64_t created;                  /* unix seconds */
 	int64_t updated;
 	uint64_t seq;                     /* incremented by every write */
@@ -54,6 +60,10 @@ int rb_record_parse(const char *text, size_t len, rb_record *rec, rb_err *err);
 ssize_t rb_kv_escape(const char *in, char *out, size_t outlen);
 /* Undo rb_kv_escape; -1 on a malformed escape or if it does not fit. */
 ssize_t rb_kv_unescape(const char *in, size_t inlen, char *out, size_t outlen);
+
+/* Is s a well-formed submission identity: 1..RB_SUBMISSION_MAX-1 bytes of
+ * [A-Za-z0-9._:-]? It comes from the job (user-controlled). */
+int rb_submission_ok(const char *s);
 
 /* 64-bit FNV-1a, used as the record and event checksum. */
 uint64_t rb_checksum(const void *data, size_t len);

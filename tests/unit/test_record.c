@@ -39,6 +39,7 @@ static void fill_record(rb_record *r)
 	strcpy(r->account, "ml-team=%");
 	strcpy(r->work_dir, tricky_path);
 	strcpy(r->checkpoint_dir, "ck dir");
+	strcpy(r->submission, "rb1:0123456789abcdef0123456789abcdef");
 	r->created = 1700000000;
 	r->updated = INT64_MAX;
 	r->seq = UINT64_MAX;
@@ -297,8 +298,9 @@ static void format_is_readable_key_value_text(void **state)
 	strcpy(r->budget.checkpoint, "/home/a/ck/checkpoint-7");
 	text = format_new(r, &len);
 	assert_int_equal(strlen(text), len);
-	assert_memory_equal(text, "restore_budget-record 1\n", 24);
+	assert_memory_equal(text, "restore_budget-record 2\n", 24);
 	assert_non_null(strstr(text, "\nfailures=1\n"));
+	assert_non_null(strstr(text, "\nsubmission=\n"));
 	assert_non_null(strstr(text, "\nrestore_failures=2\n"));
 	assert_non_null(strstr(text, "\ncur.attempt=3\n"));
 	assert_non_null(strstr(text, "\ncur.phase=RESTORING\n"));
@@ -524,11 +526,71 @@ static void every_truncation_is_refused(void **state)
 static void unknown_version_is_refused(void **state)
 {
 	(void)state;
-	assert_edit_refused("restore_budget-record 1\n",
+	assert_edit_refused("restore_budget-record 2\n",
 			    "restore_budget-record 7\n",
-			    "unknown record version 7 (this plugin reads 1)");
-	assert_edit_refused("restore_budget-record 1\n",
-			    "restore_budget-record 01\n", "bad version line");
+			    "unknown record version 7 (this plugin reads 1 to 2; a newer plugin wrote it: upgrade this node)");
+	assert_edit_refused("restore_budget-record 2\n",
+			    "restore_budget-record 0\n",
+			    "unknown record version 0");
+	assert_edit_refused("restore_budget-record 2\n",
+			    "restore_budget-record 02\n", "bad version line");
+}
+
+/* A record written by the plugin before 2026-12 (version 1, no submission
+ * line) still reads, with no submission (docs/security.md, "Upgrades"). */
+static void version_1_record_reads_without_a_submission(void **state)
+{
+	size_t len;
+	char *text = format_full(&len);
+	char *line = strstr(text, "submission=");
+	rb_record *r = malloc(sizeof(*r));
+	rb_err err = { "" };
+
+	(void)state;
+	assert_non_null(r);
+	assert_non_null(line);
+	memmove(line, strchr(line, '\n') + 1,
+		strlen(strchr(line, '\n') + 1) + 1);
+	len = strlen(text);
+	edit_raw(text, &len, "restore_budget-record 2\n",
+		 "restore_budget-record 1\n");
+	reseal(text, &len);
+	if (rb_record_parse(text, len, r, &err) != 0)
+		fail_msg("version 1 refused: %s", err.msg);
+	assert_string_equal(r->submission, "");
+	assert_string_equal(r->checkpoint_dir, "ck dir");
+	assert_int_equal(r->budget.failures, 1);
+	free(r);
+	free(text);
+}
+
+/* A version 1 record has no submission line; one that claims to is edited. */
+static void version_1_record_with_a_submission_is_refused(void **state)
+{
+	(void)state;
+	assert_edit_refused("restore_budget-record 2\n",
+			    "restore_budget-record 1\n",
+			    "key 'submission' is not part of record version 1");
+}
+
+static void submission_identity_is_checked(void **state)
+{
+	char longest[RB_SUBMISSION_MAX + 1];
+
+	(void)state;
+	assert_true(rb_submission_ok("rb1:00ff"));
+	assert_true(rb_submission_ok("sluid:s0123ABC.x_y-z"));
+	assert_false(rb_submission_ok(""));
+	assert_false(rb_submission_ok(NULL));
+	assert_false(rb_submission_ok("a b"));
+	assert_false(rb_submission_ok("a\nb"));
+	assert_false(rb_submission_ok("a/b"));
+	memset(longest, 'a', sizeof(longest) - 1);
+	longest[sizeof(longest) - 1] = '\0';
+	assert_false(rb_submission_ok(longest));
+	assert_false(rb_submission_ok(longest)); /* RB_SUBMISSION_MAX bytes */
+	longest[sizeof(longest) - 2] = '\0';
+	assert_true(rb_submission_ok(longest));
 }
 
 static void text_that_is_not_a_record_is_refused(void **state)
@@ -820,6 +882,9 @@ int main(void)
 		cmocka_unit_test(every_bit_flip_is_refused),
 		cmocka_unit_test(every_truncation_is_refused),
 		cmocka_unit_test(unknown_version_is_refused),
+		cmocka_unit_test(version_1_record_reads_without_a_submission),
+		cmocka_unit_test(version_1_record_with_a_submission_is_refused),
+		cmocka_unit_test(submission_identity_is_checked),
 		cmocka_unit_test(text_that_is_not_a_record_is_refused),
 		cmocka_unit_test(missing_key_is_refused),
 		cmocka_unit_test(duplicate_key_is_refused),
