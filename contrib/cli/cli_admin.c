@@ -3,9 +3,7 @@
  *
  * Both change the ledger, so both go through the core's locked paths
  * (rb_lifecycle_grant; rb_ledger_lock + rb_ledger_remove). gc also removes
- * the job's acknowledgement directory, which belongs to the job's user:
- * nothing in it is ever followed or opened as a path, only unlinked
- * relative to directory fds opened with O_NOFOLLOW.
+ * what plugins before 2026-12 left in state_dir (cli_upgrade.c).
  */
 #include "cli.h"
 
@@ -21,11 +19,6 @@
 #include <unistd.h>
 
 #include "lifecycle.h"
-
-/* Bounds on what a user could have put into an ack directory. */
-#define ACK_DEPTH_MAX 8
-#define ACK_ENTRIES_MAX 100000
-#define ACK_PASSES 3
 
 static int need_root(const char *what)
 {
@@ -100,153 +93,6 @@ int cli_cmd_grant(cli_ctx *ctx, uint32_t job_id, int failures)
 	rc = fflush(stdout) == 0 ? CLI_OK : CLI_EDATA;
 out:
 	free(rec);
-	return rc;
-}
-
-/* --- the acknowledgement directory ----------------------------------------------- */
-
-typedef struct {
-	size_t entries;    /* unlinked so far (bound) */
-	bool incomplete;
-} ack_walk;
-
-/*
- * Empty the directory open as dfd (owned by the job's user): unlink every
- * entry relative to dfd; a subdirectory is opened with O_NOFOLLOW (so a
- * symlink swapped in is never followed), emptied and removed.
- */
-static void empty_dir(int dfd, int depth, ack_walk *w)
-{
-	for (int pass = 0; pass < ACK_PASSES; pass++) {
-		struct dirent *de;
-		bool again = false;
-		DIR *d;
-		int fd = dup(dfd);
-
-		if (fd < 0 || !(d = fdopendir(fd))) {
-			if (fd >= 0)
-				close(fd);
-			w->incomplete = true;
-			return;
-		}
-		rewinddir(d);
-		while ((de = readdir(d))) {
-			const char *n = de->d_name;
-			int sub;
-
-			if (!strcmp(n, ".") || !strcmp(n, ".."))
-				continue;
-			if (w->entries >= ACK_ENTRIES_MAX) {
-				w->incomplete = true;
-				break;
-			}
-			w->entries++;
-			if (unlinkat(dfd, n, 0) == 0 || errno == ENOENT)
-				continue;
-			if (errno != EISDIR && errno != EPERM) {
-				w->incomplete = true;
-				continue;
-			}
-			if (depth >= ACK_DEPTH_MAX) {
-				w->incomplete = true;
-				continue;
-			}
-			sub = openat(dfd, n, O_RDONLY | O_DIRECTORY |
-				     O_NOFOLLOW | O_CLOEXEC);
-			if (sub < 0) {
-				again = true; /* replaced meanwhile */
-				continue;
-			}
-			/* take it from the user before emptying it */
-			if (fchown(sub, 0, 0) < 0 || fchmod(sub, 0700) < 0)
-				w->incomplete = true;
-			empty_dir(sub, depth + 1, w);
-			close(sub);
-			if (unlinkat(dfd, n, AT_REMOVEDIR) < 0 &&
-			    errno != ENOENT)
-				again = true;
-		}
-		closedir(d);
-		if (!again || w->incomplete)
-			return;
-	}
-	w->incomplete = true;
-}
-
-/*
- * Remove <state_dir>/<cluster>/ack/<job_id>. Returns 0 (removed or absent)
- * or -1 (message printed). Each step is opened with O_NOFOLLOW from the
- * one before; the ack tree down to the job's directory must be root's.
- */
-static int remove_ack_dir(const cli_ctx *ctx, uint32_t job_id)
-{
-	const int dflags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-	int top = -1, cl = -1, ack = -1, job = -1, rc = -1;
-	ack_walk w = { 0, false };
-	char name[16];
-	struct stat st;
-
-	snprintf(name, sizeof(name), "%" PRIu32, job_id);
-	top = open(ctx->cfg->state_dir, dflags);
-	if (top < 0)
-		goto fail;
-	cl = openat(top, ctx->cluster, dflags);
-	if (cl < 0)
-		goto fail;
-	ack = openat(cl, "ack", dflags);
-	if (ack < 0 && errno == ENOENT) {
-		rc = 0;
-		goto out;
-	}
-	if (ack < 0 || fstat(ack, &st) < 0)
-		goto fail;
-	if (st.st_uid != 0 || (st.st_mode & 022)) {
-		cli_error("%s/%s/ack: not owned by root or writable by others: "
-			  "not touched", ctx->cfg->state_dir, ctx->cluster);
-		goto out;
-	}
-	job = openat(ack, name, dflags);
-	if (job < 0) {
-		if (errno == ENOENT) {
-			rc = 0;
-			goto out;
-		}
-		if (errno != ELOOP && errno != ENOTDIR)
-			goto fail;
-		/* a symlink or file where the job's directory should be (only
-		 * root can create entries here): the link itself goes */
-		if (unlinkat(ack, name, 0) < 0 && errno != ENOENT)
-			goto fail;
-		rc = 0;
-		goto out;
-	}
-	/* Take the directory from the user first, so nothing new appears
-	 * in it while we empty it. */
-	if (fchown(job, 0, 0) < 0 || fchmod(job, 0700) < 0)
-		goto fail;
-	empty_dir(job, 1, &w);
-	if (w.incomplete) {
-		cli_error("%s/%s/ack/%s: could not remove everything in it "
-			  "(left in place, now owned by root)",
-			  ctx->cfg->state_dir, ctx->cluster, name);
-		goto out;
-	}
-	if (unlinkat(ack, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
-		goto fail;
-	rc = 0;
-	goto out;
-fail:
-	cli_error("%s/%s/ack/%s: %s", ctx->cfg->state_dir, ctx->cluster, name,
-		  strerror(errno));
-out:
-	if (job >= 0)
-		close(job);
-	if (ack >= 0)
-		close(ack);
-	if (cl >= 0)
-		close(cl);
-	if (top >= 0)
-		close(top);
 	return rc;
 }
 
@@ -331,8 +177,6 @@ static int gc_job(uint32_t job_id, void *vctx)
 		} else {
 			st->removed++;
 			gc_report("removed", st->rec);
-			if (remove_ack_dir(st->ctx, job_id) < 0)
-				st->failed++;
 		}
 	} else if (rc < 0) {
 		st->corrupt++;
@@ -369,6 +213,8 @@ int cli_cmd_gc(cli_ctx *ctx, long long days, bool dry_run, bool force)
 	}
 	rb_ledger_close(st.ledger);
 	free(st.rec);
+	if (r == 0 && cli_remove_legacy_acks(ctx, dry_run) < 0)
+		st.failed++;
 	printf("gc: %s %zu of %zu record%s not updated for %lld day%s",
 	       dry_run ? "would remove" : "removed", st.removed, st.seen,
 	       st.seen == 1 ? "" : "s", days, days == 1 ? "" : "s");

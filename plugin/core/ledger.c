@@ -49,7 +49,6 @@
 
 struct rb_ledger {
 	int dir_fd;                 /* <state_dir>/<cluster> */
-	int ack_fd;                 /* <state_dir>/<cluster>/ack, or -1 (lazy) */
 	int dir_flag;               /* O_PATH (root) or O_RDONLY: see open_subdir */
 	rb_ledger_mode mode;
 	char cluster[CLUSTER_MAX + 1];
@@ -451,7 +450,6 @@ static int ledger_open(const char *state_dir, const char *cluster,
 		goto fail;
 	}
 	l->dir_fd = -1;
-	l->ack_fd = -1;
 	l->mode = mode;
 	/* valid_cluster: at most CLUSTER_MAX bytes */
 	clen = strlen(cluster);
@@ -539,44 +537,9 @@ void rb_ledger_close(rb_ledger *l)
 {
 	if (!l)
 		return;
-	if (l->ack_fd >= 0)
-		close(l->ack_fd);
 	if (l->dir_fd >= 0)
 		close(l->dir_fd);
 	free(l);
-}
-
-int rb_ledger_ack_dir(rb_ledger *l, bool create)
-{
-	const int dflags = l->dir_flag | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-	struct stat st;
-	int fd;
-
-	if (l->ack_fd >= 0)
-		return l->ack_fd;
-	fd = openat(l->dir_fd, "ack", dflags);
-	if (fd < 0 && errno == ENOENT && create) {
-		if (mkdirat(l->dir_fd, "ack", 0755) < 0 && errno != EEXIST)
-			return -1;
-		fd = openat(l->dir_fd, "ack", dflags);
-	}
-	/* (O_PATH for root: only a base for *at() calls and fstat) */
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0) {
-		int e = errno;
-
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	if (st.st_uid != 0 || (st.st_mode & 022)) {
-		close(fd);
-		errno = EPERM;
-		return -1;
-	}
-	l->ack_fd = fd;
-	return fd;
 }
 
 /* ---- lock ---------------------------------------------------------------- */

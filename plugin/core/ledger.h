@@ -39,12 +39,6 @@ void rb_ledger_close(rb_ledger *l);
 int rb_ledger_open_read(const char *state_dir, const char *cluster,
 			rb_ledger **out, rb_err *err);
 
-/* The acknowledgement tree <state_dir>/<cluster>/ack, opened from the
- * cluster directory fd with O_NOFOLLOW (made first if missing and create is
- * true) and refused unless owned by root and not writable by group or
- * others. The fd belongs to the ledger (closed by rb_ledger_close; opened
- * once). Returns it, or -1 with errno (ENOENT: none yet; EPERM: untrusted). */
-int rb_ledger_ack_dir(rb_ledger *l, bool create);
 
 /* Lock job_id's record (creating its root-only lock file and the event log
  * if needed): waits at most RB_LEDGER_LOCK_WAIT_MS for another holder, then

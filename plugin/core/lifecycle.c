@@ -9,6 +9,8 @@
 #define _GNU_SOURCE
 #include "lifecycle.h"
 
+#include "ack.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -162,138 +164,29 @@ static int commit(locked_record *lr, const event_line *e, rb_err *err)
 
 /* --- acknowledgements ---------------------------------------------------------- */
 
-int rb_ack_path(const rb_config *cfg, const char *cluster, uint32_t job_id,
-		int64_t attempt, char *buf, size_t len)
+/*
+ * Did the job's user leave the acknowledgement of the record's current
+ * attempt? Looked for as that user, in their own space (ack.c), with its
+ * own deadline: this runs under the job's lock, which other nodes' prologs
+ * and epilogs wait for at most RB_LEDGER_LOCK_WAIT_MS (longer than
+ * RB_ACK_CHECK_MS). Not being able to tell is not an acknowledgement.
+ */
+static bool ack_seen(const rb_record *rec)
 {
-	int n = snprintf(buf, len, "%s/%s/ack/%u/attempt-%" PRId64,
-			 cfg->state_dir, cluster, job_id, attempt);
-
-	return n < 0 || (size_t)n >= len ? -1 : 0;
-}
-
-/* Open <state_dir>/<cluster>/ack/<job_id>, each step O_NOFOLLOW from the one
- * before (rb_ack_present, without a ledger; the job path goes through the
- * locked ledger: ack_present_in, prepare_ack_dir). Returns an fd or -1. */
-static int open_ack_dir(const rb_config *cfg, const char *cluster,
-			uint32_t job_id)
-{
-	const int dflags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-	char name[32];
-	int top = -1, cl = -1, ack = -1, jobdir = -1;
-	struct stat st;
-
-	top = open(cfg->state_dir, dflags);
-	if (top < 0)
-		goto out;
-	cl = openat(top, cluster, dflags);
-	if (cl < 0)
-		goto out;
-	ack = openat(cl, "ack", dflags);
-	if (ack < 0 || fstat(ack, &st) < 0)
-		goto out;
-	if (st.st_uid != 0 || (st.st_mode & 022)) {
-		errno = EPERM;
-		goto out;
-	}
-	snprintf(name, sizeof(name), "%u", job_id);
-	jobdir = openat(ack, name, dflags);
-out:
-	if (top >= 0)
-		close(top);
-	if (cl >= 0)
-		close(cl);
-	if (ack >= 0)
-		close(ack);
-	return jobdir;
-}
-
-int rb_ack_present(const rb_config *cfg, const char *cluster, uint32_t job_id,
-		   int64_t attempt)
-{
-	char name[48];
-	struct stat st;
-	int dir = open_ack_dir(cfg, cluster, job_id);
+	char path[RB_PATH_MAX + 128];
+	rb_err err;
 	int rc;
 
-	if (dir < 0)
-		return errno == ENOENT ? 0 : -1;
-	snprintf(name, sizeof(name), "attempt-%" PRId64, attempt);
-	/* never opened, never followed: only its existence counts */
-	rc = fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 1 : 0;
-	close(dir);
-	return rc;
-}
-
-/* The same question through an open ledger: the ack tree is reached from the
- * ledger's cluster directory fd (opened once), not from state_dir again. */
-static int ack_present_in(rb_ledger *l, uint32_t job_id, uint32_t uid,
-			  int64_t attempt)
-{
-	char name[48];
-	struct stat st;
-	int ack = rb_ledger_ack_dir(l, false), dir, rc;
-
-	if (ack < 0)
-		return errno == ENOENT ? 0 : -1;
-	snprintf(name, sizeof(name), "%u", job_id);
-	/* only a base for fstatat: O_PATH (WRITE ledgers: root) */
-	dir = openat(ack, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dir < 0)
-		return errno == ENOENT ? 0 : -1;
-	/* Only the job's own user acknowledges: a directory left by an older
-	 * job with the same id (Slurm reuses ids) belongs to someone else. */
-	if (fstat(dir, &st) < 0 || st.st_uid != uid) {
-		close(dir);
-		return 0;
-	}
-	snprintf(name, sizeof(name), "attempt-%" PRId64, attempt);
-	/* never opened, never followed: only its existence counts */
-	rc = fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 1 : 0;
-	close(dir);
-	return rc;
-}
-
-/* Make <state_dir>/<cluster>/ack/<job_id> (mode 0700, owned by the job's
- * user) through the ledger's ack fd. 0, or -1 with errno. An existing one
- * must be a directory (not a symlink), as open_ack_dir demands. */
-static int prepare_ack_dir(rb_ledger *l, uint32_t job_id, uint32_t uid,
-			   uint32_t gid)
-{
-	char name[32];
-	struct stat st;
-	int ack = rb_ledger_ack_dir(l, true);
-
-	if (ack < 0)
-		return -1;
-	snprintf(name, sizeof(name), "%u", job_id);
-	if (mkdirat(ack, name, 0700) == 0)
-		return fchownat(ack, name, uid, gid, AT_SYMLINK_NOFOLLOW);
-	if (errno != EEXIST)
-		return -1;
-	if (fstatat(ack, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return -1;
-	if (S_ISLNK(st.st_mode)) {
-		errno = ELOOP;
-		return -1;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		errno = ENOTDIR;
-		return -1;
-	}
-	if (st.st_uid != uid) {
-		/* An older job with the same id left it (Slurm reuses ids):
-		 * move it aside, never hand it to the new job's user. */
-		char aside[64];
-
-		snprintf(aside, sizeof(aside), "%u.stale.%u", job_id,
-			 (unsigned)st.st_uid);
-		if (renameat(ack, name, ack, aside) < 0)
-			return -1;
-		if (mkdirat(ack, name, 0700) < 0)
-			return -1;
-		return fchownat(ack, name, uid, gid, AT_SYMLINK_NOFOLLOW);
-	}
-	return 0;
+	if (rb_ack_path(rec->work_dir, rec->checkpoint_dir, rec->cluster,
+			rec->job_id, rec->budget.cur.attempt, path,
+			sizeof(path)) < 0)
+		return false;
+	rc = rb_ack_seen(path, rec->uid, rec->gid,
+			 rb_deadline_in(RB_ACK_CHECK_MS), &err);
+	if (rc < 0)
+		rb_log(RB_LOG_WARNING, "job %u: %s; the attempt counts as not acknowledged",
+		       rec->job_id, err.msg);
+	return rc == 1;
 }
 
 /* --- events -------------------------------------------------------------------- */
@@ -314,22 +207,65 @@ static void fill_job_fields(rb_record *rec, const rb_job_info *job)
 	rb_strlcpy(rec->checkpoint_dir,
 		   job->checkpoint_dir ? job->checkpoint_dir : "",
 		   sizeof(rec->checkpoint_dir));
+	/* kept once known: every prolog of one job sees the same value */
+	if (rb_submission_ok(job->submission))
+		rb_strlcpy(rec->submission, job->submission,
+			   sizeof(rec->submission));
 }
 
-/* An ack left by the previous attempt counts even if its epilog never ran.
- * The ack tree is <state_dir>/<cluster>/ack of the locked ledger (the
- * record's cluster is the ledger's: rb_ledger_write insists on it). */
-static void confirm_by_ack(const rb_config *cfg, locked_record *lr,
-			   event_line *e)
+bool rb_record_names_another_job(const rb_record *rec, uint32_t uid,
+				 const char *submission, int64_t attempt,
+				 const char **why)
+{
+	const rb_attempt *cur = &rec->budget.cur;
+
+	*why = NULL;
+	if (rec->uid != uid)
+		*why = "uid";
+	else if (rec->submission[0] && rb_submission_ok(submission))
+		*why = strcmp(rec->submission, submission) ? "submission" : NULL;
+	else if (cur->attempt >= 0 && attempt <= cur->attempt &&
+		 cur->end != RB_END_NONE)
+		*why = "attempt_ended";
+	return *why != NULL;
+}
+
+/* The ledger holds an older job with this id: log it, note it in the job's
+ * event log and start the record afresh. */
+static int reset_reused(locked_record *lr, const rb_job_info *job,
+			const char *why, rb_err *err)
+{
+	event_line e;
+
+	ev_init(&e);
+	rb_log(RB_LOG_WARNING,
+	       "job %u: the ledger holds an older job with this id (uid %u, attempt %" PRId64 ", evidence: %s); starting a new record",
+	       job->job_id, lr->rec.uid, lr->rec.budget.cur.attempt, why);
+	ev_raw(&e, "kind", "reset");
+	ev_raw(&e, "reason", "job_id_reused");
+	ev_raw(&e, "evidence", why);
+	ev_int(&e, "old_uid", lr->rec.uid);
+	ev_int(&e, "old_attempt", lr->rec.budget.cur.attempt);
+	if (lr->rec.submission[0])
+		ev_raw(&e, "old_submission", lr->rec.submission);
+	if (rb_ledger_append(lr->job, e.buf, err) < 0)
+		return -1;
+	rb_record_init(&lr->rec);
+	lr->found = false;
+	return 0;
+}
+
+/* The job's acknowledgement of a restoring attempt counts when its epilog
+ * records the end, and at the next prolog if no epilog ever ran (the node
+ * died): an attempt whose end is on record was already looked at. */
+static void confirm_by_ack(locked_record *lr, event_line *e)
 {
 	rb_attempt *cur = &lr->rec.budget.cur;
 
-	(void)cfg;
 	if (cur->attempt < 0 || cur->phase != RB_PHASE_RESTORING ||
-	    cur->confirmed != RB_CONFIRM_NONE)
+	    cur->confirmed != RB_CONFIRM_NONE || cur->end != RB_END_NONE)
 		return;
-	if (ack_present_in(lr->ledger, lr->rec.job_id, lr->rec.uid,
-			   cur->attempt) == 1 &&
+	if (ack_seen(&lr->rec) &&
 	    rb_engine_confirm(&lr->rec.budget, cur->attempt, RB_CONFIRM_ACK))
 		ev_raw(e, "confirmed_previous", "ack");
 }
@@ -345,21 +281,15 @@ int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
 	memset(out, 0, sizeof(*out));
 	if (lock_and_read(cfg, job->cluster, job->job_id, &lr, err) < 0)
 		return -1;
-	if (lr.found && lr.rec.uid != job->uid) {
-		/* Slurm reuses job ids (MaxJobId wrap, a rebuilt controller):
-		 * an old job's record is not this job's budget. */
-		rb_log(RB_LOG_WARNING,
-		       "job %u: the ledger holds an older job of uid %u with this id; starting a new record",
-		       job->job_id, lr.rec.uid);
-		ev_raw(&e, "kind", "reset");
-		ev_raw(&e, "reason", "job_id_reused");
-		ev_int(&e, "old_uid", lr.rec.uid);
-		ev_int(&e, "old_attempt", lr.rec.budget.cur.attempt);
-		if (rb_ledger_append(lr.job, e.buf, err) < 0)
+	if (lr.found) {
+		/* an old job's record is not this job's budget */
+		const char *why;
+
+		if (rb_record_names_another_job(&lr.rec, job->uid,
+						job->submission, job->attempt,
+						&why) &&
+		    reset_reused(&lr, job, why, err) < 0)
 			goto fail;
-		ev_init(&e);
-		rb_record_init(&lr.rec);
-		lr.found = false;
 	}
 	b = &lr.rec.budget;
 	if (!lr.found)
@@ -378,7 +308,7 @@ int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
 
 	ev_raw(&e, "kind", "start");
 	ev_int(&e, "attempt", job->attempt);
-	confirm_by_ack(cfg, &lr, &e);
+	confirm_by_ack(&lr, &e);
 	fill_job_fields(&lr.rec, job);
 	out->decision = rb_engine_start(b, job->attempt, &out->limits,
 					job->now, &out->charge, out->reason,
@@ -408,16 +338,6 @@ int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
 
 	if (commit(&lr, &e, err) < 0)
 		goto fail;
-	/* The job's lock is not needed for what follows. */
-	rb_ledger_unlock(lr.job);
-	lr.job = NULL;
-
-	/* The job's acknowledgement directory; an error here only costs the
-	 * ack path of confirmation (restore_timeout and exit 0 still work). */
-	if (prepare_ack_dir(lr.ledger, job->job_id, job->uid, job->gid) < 0)
-		rb_log(RB_LOG_WARNING,
-		       "job %u: cannot prepare the acknowledgement directory under %s: %s",
-		       job->job_id, cfg->state_dir, strerror(errno));
 	unlock_close(&lr);
 	return 0;
 fail:
@@ -527,7 +447,8 @@ static int record_end(const rb_config *cfg, const char *cluster,
 	}
 	ev_raw(&e, "kind", "end");
 	ev_int(&e, "attempt", attempt);
-	confirm_by_ack(cfg, &lr, &e);
+	if (lr.found && cur->attempt == attempt)
+		confirm_by_ack(&lr, &e);
 	/* another node's epilog already recorded it, or a stale call */
 	if (!lr.found || !rb_engine_end(&lr.rec.budget, attempt, end, code, now))
 		goto out;

@@ -29,6 +29,8 @@ typedef struct {
 	const char *account;
 	const char *work_dir;
 	const char *checkpoint_dir; /* --checkpoint-dir, or NULL */
+	const char *submission;    /* identity across requeues, or NULL (see
+				    * rb_record_names_another_job) */
 	rb_overrides options;      /* parsed job options */
 	int64_t now;
 } rb_job_info;
@@ -42,6 +44,19 @@ typedef struct {
 	char reason[RB_REASON_MAX];
 	char warnings[RB_ERR_MAX]; /* clamps of job options, for the job's stderr */
 } rb_start_result;
+
+/*
+ * Is rec (the ledger's record for this job id) another job's? Slurm reuses
+ * job ids (a controller that lost its state, MaxJobId wrapping): the record
+ * belongs to another job when its uid differs, or both it and the job carry
+ * a submission identity and they differ. Without identities on both sides,
+ * an attempt number at or below one that already ended says so too: the
+ * same job never runs an attempt again once it ended (docs/security.md,
+ * "Job identity"). *why names the evidence.
+ */
+bool rb_record_names_another_job(const rb_record *rec, uint32_t uid,
+				 const char *submission, int64_t attempt,
+				 const char **why);
 
 /* Prolog: charge the previous attempt and record attempt n (idempotent). */
 int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
@@ -96,17 +111,5 @@ int rb_lifecycle_grant(const rb_config *cfg, const char *cluster,
 int rb_lifecycle_read(const rb_config *cfg, const char *cluster,
 		      uint32_t job_id, rb_record *rec, rb_err *err);
 
-/*
- * The acknowledgement file of attempt n, written by the job as its user:
- * <state_dir>/<cluster>/ack/<job_id>/attempt-<n>. The per-job directory is
- * owned by the job's user (mode 0700) inside a root-owned tree; root only
- * ever fstatat()s the file with AT_SYMLINK_NOFOLLOW, never opens it.
- */
-int rb_ack_path(const rb_config *cfg, const char *cluster, uint32_t job_id,
-		int64_t attempt, char *buf, size_t len);
-
-/* Has attempt n been acknowledged? 1 yes, 0 no, -1 error. */
-int rb_ack_present(const rb_config *cfg, const char *cluster, uint32_t job_id,
-		   int64_t attempt);
 
 #endif

@@ -27,6 +27,7 @@
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
+#include "ack.h"
 #include "checkpoint.h"
 #include "config.h"
 #include "diag.h"
@@ -555,8 +556,8 @@ static void export_env(spank_t sp, const rb_config *cfg, const rb_record *rec)
 		setenv_int(sp, "RESTORE_BUDGET_RESTORES_LEFT", left);
 	rb_end_format(b->prev_end, b->prev_end_code, buf, sizeof(buf));
 	setenv_str(sp, "RESTORE_BUDGET_LAST_END", buf);
-	if (rb_ack_path(cfg, step.cluster, step.job_id, step.attempt, buf,
-			sizeof(buf)) == 0)
+	if (rb_ack_path(rec->work_dir, rec->checkpoint_dir, step.cluster,
+			step.job_id, step.attempt, buf, sizeof(buf)) == 0)
 		setenv_str(sp, "RESTORE_BUDGET_ACK_FILE", buf);
 }
 

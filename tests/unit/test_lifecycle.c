@@ -19,6 +19,7 @@
 #include "config.h"
 #include "ledger.h"
 #include "lifecycle.h"
+#include "ack.h"
 
 #define CLUSTER "testc"
 #define CKPT "/home/u/ckpt/checkpoint-3"
@@ -206,57 +207,171 @@ static void test_corrupt_checkpoint_exhausts_after_R_times_M_plus_1(void **state
 	assert_int_equal(rec.budget.failures, 2);
 }
 
+/* --- the acknowledgement, in the job's own space (ack.c) --------------------- */
+
+#define NOBODY 65534 /* a real user (setpriv --init-groups needs one) */
+
+/* Job `id` of user nobody whose work dir is <dir>/w (root's, 0755) and
+ * checkpoint dir <dir>/w/ckpt (nobody's, 0700). */
+static rb_job_info nobody_job(fixture *f, uint32_t id, int64_t n, char *wd,
+			      size_t wdlen)
+{
+	char ck[600];
+	rb_job_info j = job_info(id, n);
+
+	snprintf(wd, wdlen, "%s/w", f->dir);
+	snprintf(ck, sizeof(ck), "%s/ckpt", wd);
+	mkdir(wd, 0755);
+	mkdir(ck, 0700);
+	assert_int_equal(chown(ck, NOBODY, NOBODY), 0);
+	j.uid = j.gid = NOBODY;
+	j.work_dir = wd;
+	return j;
+}
+
+static void start_job(fixture *f, const rb_job_info *j)
+{
+	rb_start_result res;
+	rb_err err;
+
+	assert_int_equal(rb_lifecycle_start(f->cfg, j, &res, &err), 0);
+}
+
+/* Attempt 0 checkpoints, is preempted; attempt 1 starts RESTORING. */
+static void nobody_restoring(fixture *f, uint32_t id, char *wd, size_t wdlen)
+{
+	rb_job_info j = nobody_job(f, id, 0, wd, wdlen);
+	rb_err err;
+
+	start_job(f, &j);
+	rb_lifecycle_epilog(f->cfg, CLUSTER, id, 1, 0, 0, NULL, 1050, &err);
+	j.attempt = 1;
+	start_job(f, &j);
+	assert_int_equal(rb_lifecycle_report(f->cfg, CLUSTER, id, 1,
+					     RB_PHASE_RESTORING, CKPT, &err), 0);
+}
+
+static void touch_as(const char *path, uid_t uid)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(lchown(path, uid, uid), 0);
+}
+
+static void test_ack_path_is_in_the_jobs_checkpoint_or_work_dir(void **state)
+{
+	char p[256];
+
+	(void)state;
+	assert_int_equal(rb_ack_path("/home/u", "ck", "c1", 7, 2, p, sizeof(p)), 0);
+	assert_string_equal(p, "/home/u/ck/.restore_budget-ack.c1.7.2");
+	assert_int_equal(rb_ack_path("/home/u", "/scratch/u/ck", "c1", 7, 0, p,
+				     sizeof(p)), 0);
+	assert_string_equal(p, "/scratch/u/ck/.restore_budget-ack.c1.7.0");
+	assert_int_equal(rb_ack_path("/home/u", NULL, "c1", 7, 1, p, sizeof(p)), 0);
+	assert_string_equal(p, "/home/u/.restore_budget-ack.c1.7.1");
+	assert_int_equal(rb_ack_path("", "ck", "c1", 7, 1, p, sizeof(p)), -1);
+	assert_int_equal(rb_ack_path("/home/u", "ck", "c1", 7, 1, p, 10), -1);
+}
+
 static void test_ack_file_confirms_restore(void **state)
 {
 	fixture *f = *state;
-	char path[512];
+	char wd[128], path[600];
 	rb_err err;
-	int fd;
 
-	start(f, 30, 0);
-	rb_lifecycle_report(f->cfg, CLUSTER, 30, 0, RB_PHASE_FRESH, CKPT, &err);
-	rb_lifecycle_epilog(f->cfg, CLUSTER, 30, 1, 0, 0, NULL, 1050, &err);
-	restoring(f, 30, 1);
-	assert_int_equal(rb_ack_present(f->cfg, CLUSTER, 30, 1), 0);
-	assert_int_equal(rb_ack_path(f->cfg, CLUSTER, 30, 1, path, sizeof(path)), 0);
-	fd = open(path, O_WRONLY | O_CREAT, 0644);
-	assert_true(fd >= 0);
-	close(fd);
-	assert_int_equal(rb_ack_present(f->cfg, CLUSTER, 30, 1), 1);
+	if (geteuid() != 0)
+		skip(); /* the look runs as the job's user: root only */
+	nobody_restoring(f, 30, wd, sizeof(wd));
+	assert_int_equal(rb_ack_path(wd, "ckpt", CLUSTER, 30, 1, path,
+				     sizeof(path)), 0);
+	assert_int_equal(rb_ack_seen(path, NOBODY, NOBODY, rb_deadline_in(5000),
+				     &err), 0);
+	touch_as(path, NOBODY);
+	assert_int_equal(rb_ack_seen(path, NOBODY, NOBODY, rb_deadline_in(5000),
+				     &err), 1);
 	/* the node dies: no epilog; the next prolog finds the ack */
-	start(f, 30, 2);
+	{
+		rb_job_info j = nobody_job(f, 30, 2, wd, sizeof(wd));
+
+		start_job(f, &j);
+	}
 	rb_record rec = read_rec(f, 30);
 	assert_int_equal(rec.budget.restore_failures, 0);
 	assert_int_equal(rec.budget.prev_end, RB_END_INTERRUPTED);
 }
 
-static void test_ack_directory_belongs_to_job_user(void **state)
+static void test_ack_seen_by_the_epilog_confirms_restore(void **state)
 {
 	fixture *f = *state;
-	char path[512];
-	struct stat st;
+	char wd[128], path[600];
+	rb_err err;
 
-	start(f, 31, 0);
-	snprintf(path, sizeof(path), "%s/%s/ack/31", f->dir, CLUSTER);
-	assert_int_equal(lstat(path, &st), 0);
-	assert_true(S_ISDIR(st.st_mode));
-	assert_int_equal(st.st_uid, 1000);
-	assert_int_equal(st.st_mode & 0777, 0700);
+	if (geteuid() != 0)
+		skip();
+	nobody_restoring(f, 34, wd, sizeof(wd));
+	rb_ack_path(wd, "ckpt", CLUSTER, 34, 1, path, sizeof(path));
+	touch_as(path, NOBODY);
+	/* preempted while RESTORING, but the restore was acknowledged */
+	assert_int_equal(rb_lifecycle_epilog(f->cfg, CLUSTER, 34, 2, 0, 0, NULL,
+					     1150, &err), 0);
+	assert_int_equal(read_rec(f, 34).budget.cur.confirmed, RB_CONFIRM_ACK);
+	/* the file stays: neither the plugin nor root removes it */
+	assert_int_equal(access(path, F_OK), 0);
 }
 
-static void test_planted_ack_symlink_is_not_followed(void **state)
+/* Root could see all of these; the job's user cannot, or does not own
+ * them: none is an acknowledgement. */
+static void test_ack_is_looked_for_as_the_job_user(void **state)
 {
 	fixture *f = *state;
-	char path[512];
+	char wd[128], path[600], hidden[600];
+	rb_err err;
 
-	start(f, 32, 0);
-	rb_ack_path(f->cfg, CLUSTER, 32, 0, path, sizeof(path));
-	assert_int_equal(symlink("/etc/shadow", path), 0);
-	/* a symlink is an entry: counted as an ack, never opened */
-	assert_int_equal(rb_ack_present(f->cfg, CLUSTER, 32, 0), 1);
-	snprintf(path, sizeof(path), "%s/%s/ack/33", f->dir, CLUSTER);
-	assert_int_equal(symlink("/etc", path), 0);
-	assert_int_equal(rb_ack_present(f->cfg, CLUSTER, 33, 0), -1);
+	if (geteuid() != 0)
+		skip();
+	nobody_restoring(f, 31, wd, sizeof(wd));
+	rb_ack_path(wd, "ckpt", CLUSTER, 31, 1, path, sizeof(path));
+	/* a file someone else owns */
+	touch_as(path, 0);
+	assert_int_equal(rb_ack_seen(path, NOBODY, NOBODY, rb_deadline_in(5000),
+				     &err), 0);
+	unlink(path);
+	/* a symlink to a file the user does not own */
+	assert_int_equal(symlink("/etc/passwd", path), 0);
+	assert_int_equal(rb_ack_seen(path, NOBODY, NOBODY, rb_deadline_in(5000),
+				     &err), 0);
+	/* a file of the user's, in a directory only root can search */
+	snprintf(hidden, sizeof(hidden), "%s/root-only", f->dir);
+	mkdir(hidden, 0700);
+	strcat(hidden, "/ack");
+	touch_as(hidden, NOBODY);
+	assert_int_equal(rb_ack_seen(hidden, NOBODY, NOBODY,
+				     rb_deadline_in(5000), &err), 0);
+	rb_lifecycle_epilog(f->cfg, CLUSTER, 31, 2, 0, 0, NULL, 1150, &err);
+	assert_int_equal(read_rec(f, 31).budget.cur.confirmed, RB_CONFIRM_NONE);
+}
+
+/* DESIGN.md sec. 12: nothing inside state_dir is writable by a user. */
+static void test_nothing_in_state_dir_is_writable_by_the_job_user(void **state)
+{
+	fixture *f = *state;
+	char wd[128], cmd[512];
+
+	if (geteuid() != 0)
+		skip();
+	nobody_restoring(f, 32, wd, sizeof(wd));
+	rb_err err;
+
+	rb_lifecycle_epilog(f->cfg, CLUSTER, 32, 2, 42, 0, NULL, 1150, &err);
+	/* everything below the ledger's cluster dir is root's, not
+	 * group/other-writable; no ack tree exists */
+	snprintf(cmd, sizeof(cmd),
+		 "test -z \"$(find %s/%s \\( ! -user root -o -perm /022 \\) -print)\" && test ! -e %s/%s/ack",
+		 f->dir, CLUSTER, f->dir, CLUSTER);
+	assert_int_equal(system(cmd), 0);
 }
 
 static void test_concurrent_prologs_charge_once(void **state)
@@ -352,39 +467,140 @@ static void test_forecast_predicts_refusal_of_next_attempt(void **state)
 					       sizeof(reason), &err), -1);
 }
 
+static int find_line(const char *line, bool ok, void *ctx)
+{
+	void **args = ctx;
+
+	if (ok && strstr(line, "kind=reset") && strstr(line, args[0]))
+		(*(int *)args[1])++;
+	return 0;
+}
+
+/* Spend job id's budget as user 1000, submission sub (NULL: none). */
+static int64_t exhaust(fixture *f, uint32_t id, const char *sub)
+{
+	rb_job_info j = job_info(id, 0);
+	rb_err err;
+
+	j.submission = sub;
+	start_job(f, &j);
+	rb_lifecycle_report(f->cfg, CLUSTER, id, 0, RB_PHASE_FRESH, CKPT, &err);
+	rb_lifecycle_epilog(f->cfg, CLUSTER, id, 1, 0, 0, NULL, 1, &err);
+	for (j.attempt = 1;; j.attempt++) {
+		rb_start_result res;
+
+		assert_int_equal(rb_lifecycle_start(f->cfg, &j, &res, &err), 0);
+		if (res.decision == RB_DECISION_REFUSE)
+			break;
+		rb_lifecycle_epilog(f->cfg, CLUSTER, id, j.attempt, 42, 0, NULL,
+				    1, &err);
+	}
+	/* the refused attempt ends (task_init failed it) */
+	rb_lifecycle_epilog(f->cfg, CLUSTER, id, j.attempt, 1, 0, NULL, 1, &err);
+	assert_true(read_rec(f, id).budget.exhausted);
+	return j.attempt;
+}
+
+/* A new job with an old job's id: a fresh budget, and the reset on record. */
+static void assert_new_job(fixture *f, uint32_t id, rb_job_info *j,
+			   const char *evidence)
+{
+	rb_start_result res;
+	rb_err err;
+	char want[64];
+	rb_ledger *l;
+	int found = 0;
+
+	assert_int_equal(rb_lifecycle_start(f->cfg, j, &res, &err), 0);
+	assert_false(res.duplicate);
+	assert_int_equal(res.decision, RB_DECISION_RUN);
+	rb_record rec = read_rec(f, id);
+	assert_int_equal(rec.uid, j->uid);
+	assert_int_equal(rec.budget.failures, 0);
+	assert_false(rec.budget.exhausted);
+	assert_string_equal(rec.budget.checkpoint, "");
+	snprintf(want, sizeof(want), "evidence=%s", evidence);
+	assert_int_equal(rb_ledger_open(f->dir, CLUSTER, RB_LEDGER_READ, &l, &err), 0);
+	assert_int_equal(rb_ledger_events(l, id, find_line, (void *[]){ want, &found }, &err), 0);
+	rb_ledger_close(l);
+	assert_int_equal(found, 1);
+}
+
 static void test_reused_job_id_of_another_user_starts_a_new_budget(void **state)
 {
 	fixture *f = *state;
 	rb_job_info j;
-	rb_start_result res;
-	char path[512];
-	struct stat st;
-	rb_err err;
-	int64_t n;
 
-	/* alice's job 90 spends its budget */
-	start(f, 90, 0);
-	rb_lifecycle_report(f->cfg, CLUSTER, 90, 0, RB_PHASE_FRESH, CKPT, &err);
-	rb_lifecycle_epilog(f->cfg, CLUSTER, 90, 1, 0, 0, NULL, 1, &err);
-	for (n = 1; start(f, 90, n) == RB_DECISION_RUN; n++)
-		rb_lifecycle_epilog(f->cfg, CLUSTER, 90, n, 42, 0, NULL, 1, &err);
+	exhaust(f, 90, NULL);
 	/* Slurm reuses the id for bob's new job */
 	j = job_info(90, 0);
 	j.uid = 2000;
 	j.gid = 2000;
+	assert_new_job(f, 90, &j, "uid");
+}
+
+/* The same user's new job after the controller lost its state: no
+ * identities (submitted where the plugin is not loaded), but attempt 0
+ * after attempts that ended cannot be the old job. */
+static void test_reused_job_id_of_the_same_user_starts_a_new_budget(void **state)
+{
+	fixture *f = *state;
+	rb_job_info j;
+
+	exhaust(f, 91, NULL);
+	j = job_info(91, 0);
+	assert_new_job(f, 91, &j, "attempt_ended");
+}
+
+/* With submission identities the answer needs no attempt numbers: a new
+ * submission is a new job even while the old record's attempt looks alive
+ * (its node died), and the same submission is never reset. */
+static void test_submission_identity_tells_jobs_with_one_id_apart(void **state)
+{
+	fixture *f = *state;
+	rb_job_info j = job_info(92, 0);
+	rb_start_result res;
+	rb_err err;
+
+	j.submission = "rb1:aaaa";
+	start_job(f, &j);
+	rb_lifecycle_epilog(f->cfg, CLUSTER, 92, 0, 0, 0, NULL, 1, &err);
+	/* a late prolog of the same job and attempt: a duplicate */
 	assert_int_equal(rb_lifecycle_start(f->cfg, &j, &res, &err), 0);
-	assert_false(res.duplicate);
-	assert_int_equal(res.decision, RB_DECISION_RUN);
-	rb_record rec = read_rec(f, 90);
-	assert_int_equal(rec.uid, 2000);
-	assert_int_equal(rec.budget.failures, 0);
-	assert_string_equal(rec.budget.checkpoint, "");
-	/* alice's acknowledgement directory is not bob's */
-	snprintf(path, sizeof(path), "%s/%s/ack/90", f->dir, CLUSTER);
-	assert_int_equal(lstat(path, &st), 0);
-	assert_int_equal(st.st_uid, 2000);
-	snprintf(path, sizeof(path), "%s/%s/ack/90.stale.1000", f->dir, CLUSTER);
-	assert_int_equal(lstat(path, &st), 0);
+	assert_true(res.duplicate);
+	j.attempt = 1;
+	start_job(f, &j); /* attempt 1 starts, never ends (node died) */
+	j = job_info(92, 0);
+	j.submission = "rb1:bbbb";
+	assert_new_job(f, 92, &j, "submission");
+	assert_string_equal(read_rec(f, 92).submission, "rb1:bbbb");
+}
+
+static void test_record_names_another_job(void **state)
+{
+	rb_record *r = calloc(1, sizeof(*r));
+	const char *why;
+
+	(void)state;
+	rb_record_init(r);
+	r->uid = 5;
+	r->budget.cur.attempt = 3;
+	assert_true(rb_record_names_another_job(r, 6, NULL, 4, &why));
+	assert_string_equal(why, "uid");
+	assert_false(rb_record_names_another_job(r, 5, NULL, 3, &why));
+	assert_false(rb_record_names_another_job(r, 5, NULL, 0, &why));
+	r->budget.cur.end = RB_END_COMPLETED;
+	assert_true(rb_record_names_another_job(r, 5, NULL, 3, &why));
+	assert_string_equal(why, "attempt_ended");
+	assert_false(rb_record_names_another_job(r, 5, NULL, 4, &why));
+	strcpy(r->submission, "rb1:x");
+	assert_false(rb_record_names_another_job(r, 5, "rb1:x", 0, &why));
+	assert_true(rb_record_names_another_job(r, 5, "rb1:y", 9, &why));
+	assert_string_equal(why, "submission");
+	/* a malformed identity from the job is no identity */
+	assert_true(rb_record_names_another_job(r, 5, "bad id", 0, &why));
+	assert_string_equal(why, "attempt_ended");
+	free(r);
 }
 
 static int count_kind(const char *line, bool ok, void *ctx)
@@ -431,15 +647,20 @@ int main(void)
 		T(test_epilog_on_every_node_records_one_end),
 		T(test_epilog_of_untracked_job_creates_nothing),
 		T(test_corrupt_checkpoint_exhausts_after_R_times_M_plus_1),
+		T(test_ack_path_is_in_the_jobs_checkpoint_or_work_dir),
 		T(test_ack_file_confirms_restore),
-		T(test_ack_directory_belongs_to_job_user),
-		T(test_planted_ack_symlink_is_not_followed),
+		T(test_ack_seen_by_the_epilog_confirms_restore),
+		T(test_ack_is_looked_for_as_the_job_user),
+		T(test_nothing_in_state_dir_is_writable_by_the_job_user),
 		T(test_concurrent_prologs_charge_once),
 		T(test_corrupt_record_is_an_error_not_a_fresh_budget),
 		T(test_grant_adds_budget_and_is_logged),
 		T(test_event_log_keeps_every_attempt),
 		T(test_forecast_predicts_refusal_of_next_attempt),
 		T(test_reused_job_id_of_another_user_starts_a_new_budget),
+		T(test_reused_job_id_of_the_same_user_starts_a_new_budget),
+		T(test_submission_identity_tells_jobs_with_one_id_apart),
+		T(test_record_names_another_job),
 	};
 	return cmocka_run_group_tests_name("lifecycle", tests, NULL, NULL);
 }
