@@ -87,6 +87,7 @@ static void empty_dir(int dfd, int depth, sweep *w)
 		w->incomplete = true;
 		return;
 	}
+	rewinddir(d); /* a dup shares the offset of an fd read before */
 	while ((de = readdir(d)) && w->entries < ENTRIES_MAX) {
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
 			remove_entry(dfd, de->d_name, depth, w);
@@ -109,6 +110,7 @@ static bool is_empty(int fd)
 			close(dupfd);
 		return false;
 	}
+	rewinddir(d);
 	while (empty && (de = readdir(d)))
 		empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
 	closedir(d);

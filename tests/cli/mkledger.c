@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "ack.h"
 #include "lifecycle.h"
 #include "record.h"
 
@@ -40,13 +41,16 @@ static void die(const char *what, const rb_err *err)
 	exit(1);
 }
 
+/* the work dir of the jobs below (confirmed: a real one, for its ack) */
+static const char *work_dir = "/home/alice/run";
+
 static rb_decision start(uint32_t id, int64_t n, const char *user,
 			 uint32_t uid, const char *part, int64_t now)
 {
 	rb_job_info j = {
 		.cluster = cluster, .job_id = id, .attempt = n,
 		.uid = uid, .gid = uid, .user = user, .partition = part,
-		.account = "ml", .work_dir = "/home/alice/run",
+		.account = "ml", .work_dir = work_dir,
 		.checkpoint_dir = "ckpt", .now = now,
 	};
 	rb_start_result res;
@@ -110,16 +114,28 @@ static void clean(uint32_t id)
 
 static void confirmed(uint32_t id)
 {
+	/* under $TMPDIR: tests/cli/run.sh points it at its own directory */
+	const char *tmp = getenv("TMPDIR");
+	static char wd[RB_PATH_MAX];
 	char ack[RB_PATH_MAX];
+	/* the ack is looked for as the job's user: here, whoever runs us */
+	uint32_t uid = (uint32_t)geteuid();
 	int fd;
 
-	start(id, 0, "carol", 1003, "preempt", T0);
+	snprintf(wd, sizeof(wd), "%s/mkledger-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(wd) || snprintf(ack, sizeof(ack), "%s/ckpt", wd) < 0 ||
+	    mkdir(ack, 0700) < 0) {
+		perror(wd);
+		exit(1);
+	}
+	work_dir = wd;
+	start(id, 0, "carol", uid, "preempt", T0);
 	report(id, 0, RB_PHASE_FRESH, "");
 	epilog(id, 1, 0, T0 + 100);
-	start(id, 1, "carol", 1003, "preempt", T0 + 1000);
+	start(id, 1, "carol", uid, "preempt", T0 + 1000);
 	report(id, 1, RB_PHASE_RESTORING, CKPT_ODD);
 	/* the job writes its acknowledgement, then is preempted again */
-	if (rb_ack_path(cfg, cluster, id, 1, ack, sizeof(ack)) < 0)
+	if (rb_ack_path(wd, "ckpt", cluster, id, 1, ack, sizeof(ack)) < 0)
 		die("ack path", NULL);
 	fd = open(ack, O_WRONLY | O_CREAT | O_NOFOLLOW, 0600);
 	if (fd < 0) {
@@ -128,7 +144,7 @@ static void confirmed(uint32_t id)
 	}
 	close(fd);
 	epilog(id, 2, 0, T0 + 1200);
-	if (start(id, 2, "carol", 1003, "preempt", T0 + 2000) !=
+	if (start(id, 2, "carol", uid, "preempt", T0 + 2000) !=
 	    RB_DECISION_RUN)
 		die("attempt 2 refused", NULL);
 	report(id, 2, RB_PHASE_RESTORING, CKPT_ODD);

@@ -8,7 +8,7 @@
  *
  * config load, option parsing and caps (sbatch), rb_lifecycle_start
  * (prolog), rb_checkpoint_find + rb_lifecycle_report (batch step),
- * rb_ack_present, rb_lifecycle_epilog (epilog) for a job that is preempted
+ * rb_ack_seen, rb_lifecycle_epilog (epilog) for a job that is preempted
  * once and then fails its restores until it is refused, a grant, and the
  * reads the CLI does. Exits 0 if every call did what the scenario expects.
  */
@@ -16,11 +16,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "checkpoint.h"
 #include "config.h"
 #include "ledger.h"
 #include "lifecycle.h"
+#include "ack.h"
 #include "record.h"
 
 static int failed;
@@ -116,7 +118,16 @@ int main(int argc, char **argv)
 					   rb_engine_start_phase(n, found),
 					   found, &err) == 0,
 		       "report: %s", err.msg);
-		EXPECT(rb_ack_present(cfg, cluster, id, n) == 0, "ack?");
+		{
+			char ack[RB_PATH_MAX + 128];
+
+			EXPECT(rb_ack_path(j.work_dir, j.checkpoint_dir, cluster,
+					   id, n, ack, sizeof(ack)) == 0 &&
+			       rb_ack_seen(ack, (uint32_t)geteuid(),
+					   (uint32_t)getegid(),
+					   rb_deadline_in(RB_ACK_CHECK_MS),
+					   &err) == 0, "ack?");
+		}
 		/* epilog: preempted once, then every restore fails */
 		EXPECT(rb_lifecycle_epilog(cfg, cluster, id,
 					   n == 0 ? 1 : n, n == 0 ? 0 : 1, 0,
