@@ -213,6 +213,19 @@ static void fill_job_fields(rb_record *rec, const rb_job_info *job)
 			   sizeof(rec->submission));
 }
 
+/* Two identities of one kind ("rb1:" from sbatch, "sluid:" from Slurm
+ * 26.05+): only those are compared, since one job may show the prolog one
+ * kind and its batch step another. */
+static bool same_kind(const char *a, const char *b)
+{
+	size_t n;
+
+	if (!rb_submission_ok(a) || !rb_submission_ok(b))
+		return false;
+	n = strcspn(a, ":");
+	return a[n] == ':' && strncmp(a, b, n + 1) == 0;
+}
+
 bool rb_record_names_another_job(const rb_record *rec, uint32_t uid,
 				 const char *submission, int64_t attempt,
 				 const char **why)
@@ -222,7 +235,7 @@ bool rb_record_names_another_job(const rb_record *rec, uint32_t uid,
 	*why = NULL;
 	if (rec->uid != uid)
 		*why = "uid";
-	else if (rec->submission[0] && rb_submission_ok(submission))
+	else if (same_kind(rec->submission, submission))
 		*why = strcmp(rec->submission, submission) ? "submission" : NULL;
 	else if (cur->attempt >= 0 && attempt <= cur->attempt &&
 		 cur->end != RB_END_NONE)
@@ -255,17 +268,53 @@ static int reset_reused(locked_record *lr, const rb_job_info *job,
 	return 0;
 }
 
+/*
+ * An attempt that started under a plugin from before 2026-12 acknowledged
+ * in <state_dir>/<cluster>/ack/<job_id>/attempt-<n> (a directory owned by
+ * the job's user). Still read, never written, until gc removes that tree
+ * (docs/security.md, "Upgrades"): each step O_NOFOLLOW from the one
+ * before, the tree root's, the job's directory the job user's, and the
+ * entry only fstatat'd, never opened.
+ */
+static bool legacy_ack_seen(const rb_config *cfg, const rb_record *rec)
+{
+	const int dflags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	int fd[4] = { -1, -1, -1, -1 };
+	char name[48];
+	struct stat st;
+	bool seen = false;
+
+	snprintf(name, sizeof(name), "%u", rec->job_id);
+	fd[0] = open(cfg->state_dir, dflags);
+	fd[1] = fd[0] < 0 ? -1 : openat(fd[0], rec->cluster, dflags);
+	fd[2] = fd[1] < 0 ? -1 : openat(fd[1], "ack", dflags);
+	if (fd[2] < 0 || fstat(fd[2], &st) < 0 || st.st_uid != 0 ||
+	    (st.st_mode & 022))
+		goto out;
+	fd[3] = openat(fd[2], name, dflags);
+	if (fd[3] < 0 || fstat(fd[3], &st) < 0 || st.st_uid != rec->uid)
+		goto out;
+	snprintf(name, sizeof(name), "attempt-%" PRId64, rec->budget.cur.attempt);
+	seen = fstatat(fd[3], name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+out:
+	for (int i = 0; i < 4; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	return seen;
+}
+
 /* The job's acknowledgement of a restoring attempt counts when its epilog
  * records the end, and at the next prolog if no epilog ever ran (the node
  * died): an attempt whose end is on record was already looked at. */
-static void confirm_by_ack(locked_record *lr, event_line *e)
+static void confirm_by_ack(const rb_config *cfg, locked_record *lr,
+			   event_line *e)
 {
 	rb_attempt *cur = &lr->rec.budget.cur;
 
 	if (cur->attempt < 0 || cur->phase != RB_PHASE_RESTORING ||
 	    cur->confirmed != RB_CONFIRM_NONE || cur->end != RB_END_NONE)
 		return;
-	if (ack_seen(&lr->rec) &&
+	if ((ack_seen(&lr->rec) || legacy_ack_seen(cfg, &lr->rec)) &&
 	    rb_engine_confirm(&lr->rec.budget, cur->attempt, RB_CONFIRM_ACK))
 		ev_raw(e, "confirmed_previous", "ack");
 }
@@ -308,7 +357,7 @@ int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
 
 	ev_raw(&e, "kind", "start");
 	ev_int(&e, "attempt", job->attempt);
-	confirm_by_ack(&lr, &e);
+	confirm_by_ack(cfg, &lr, &e);
 	fill_job_fields(&lr.rec, job);
 	out->decision = rb_engine_start(b, job->attempt, &out->limits,
 					job->now, &out->charge, out->reason,
@@ -448,7 +497,7 @@ static int record_end(const rb_config *cfg, const char *cluster,
 	ev_raw(&e, "kind", "end");
 	ev_int(&e, "attempt", attempt);
 	if (lr.found && cur->attempt == attempt)
-		confirm_by_ack(&lr, &e);
+		confirm_by_ack(cfg, &lr, &e);
 	/* another node's epilog already recorded it, or a stale call */
 	if (!lr.found || !rb_engine_end(&lr.rec.budget, attempt, end, code, now))
 		goto out;

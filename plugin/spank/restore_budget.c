@@ -32,6 +32,7 @@
 #include "config.h"
 #include "diag.h"
 #include "engine.h"
+#include "identity.h"
 #include "lifecycle.h"
 #include "record.h"
 #include "scontrol.h"
@@ -369,6 +370,19 @@ static int allocator_check_caps(void)
 	return rc;
 }
 
+/* Give the submission its identity, which Slurm keeps with the job across
+ * requeues (identity.h). Without one the job is still tracked: the ledger
+ * then tells reused ids apart by uid and ended attempts only. */
+static void allocator_mark_submission(spank_t sp)
+{
+	char id[RB_SUBMISSION_MAX];
+
+	if (rb_submission_new(id, sizeof(id)) < 0 ||
+	    spank_job_control_setenv(sp, RB_SUBMISSION_VAR, id, 1) !=
+		    ESPANK_SUCCESS)
+		rb_log(RB_LOG_INFO, "cannot give this submission an identity; a reused job id is then told apart by uid and attempt only");
+}
+
 /* --- prolog and epilog (root, every node of the job) --------------------------- */
 
 static bool job_is_tracked(const rb_config *cfg, bool has_options)
@@ -381,6 +395,7 @@ static void prolog(spank_t sp)
 	rb_overrides opts;
 	char ckpt_dir[RB_PATH_MAX];
 	char account[RB_NAME_MAX];
+	char submission[RB_SUBMISSION_MAX];
 	rb_job_info job = { 0 };
 	rb_start_result res;
 	rb_config *cfg;
@@ -415,6 +430,9 @@ static void prolog(spank_t sp)
 	}
 	job.work_dir = env_or("SLURM_JOB_WORK_DIR", "");
 	job.checkpoint_dir = ckpt_dir[0] ? ckpt_dir : NULL;
+	job.submission = rb_submission_of(getenv("SPANK_" RB_SUBMISSION_VAR),
+					  getenv("SLURM_JOB_SLUID"), submission,
+					  sizeof(submission));
 	job.options = opts;
 	job.now = time(NULL);
 
@@ -690,6 +708,36 @@ static void step_error(const rb_config *cfg, const char *what)
 	}
 }
 
+/* Is rec another job's, one that had this id before (identity.h)? The
+ * prolog starts a new record then; finding one here means it did not. */
+static bool record_is_another_jobs(spank_t sp, const rb_record *rec)
+{
+	char nonce[RB_SUBMISSION_MAX] = "", sluid[RB_SUBMISSION_MAX] = "";
+	char submission[RB_SUBMISSION_MAX];
+	const char *why = NULL;
+	uid_t uid;
+
+	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS)
+		return false;
+	if (spank_getenv(sp, "SLURM_SPANK_" RB_SUBMISSION_VAR, nonce,
+			 sizeof(nonce)) != ESPANK_SUCCESS)
+		nonce[0] = '\0';
+	if (spank_getenv(sp, "SLURM_JOB_SLUID", sluid, sizeof(sluid)) !=
+	    ESPANK_SUCCESS)
+		sluid[0] = '\0';
+	/* no attempt number here (user_init cannot see it): uid and
+	 * submission only */
+	if (!rb_record_names_another_job(rec, (uint32_t)uid,
+					 rb_submission_of(nonce, sluid,
+							  submission,
+							  sizeof(submission)),
+					 INT64_MAX, &why))
+		return false;
+	rb_log(RB_LOG_ERROR, "job %u: the ledger's record is of another job with this id (uid %u; evidence: %s)",
+	       step.job_id, rec->uid, why);
+	return true;
+}
+
 /* Runs with euid = the job's user: the checkpoint is found as the user. */
 static void batch_user_init(spank_t sp)
 {
@@ -735,6 +783,10 @@ static void batch_user_init(spank_t sp)
 	if (rc != 0) {
 		step_error(cfg, rc > 0 ? "no ledger record (the prolog did not record this attempt)" :
 					 err.msg);
+		goto out;
+	}
+	if (record_is_another_jobs(sp, &rec)) {
+		step_error(cfg, "the ledger's record with this job id is another job's (the prolog did not record this one)");
 		goto out;
 	}
 	if (rec.budget.cur.end != RB_END_NONE) {
@@ -886,9 +938,10 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
 	enter(ac, av);
-	if (spank_context() == S_CTX_ALLOCATOR)
-		return allocator_check_caps();
-	return 0;
+	if (spank_context() != S_CTX_ALLOCATOR)
+		return 0;
+	allocator_mark_submission(sp);
+	return allocator_check_caps();
 }
 
 int slurm_spank_job_prolog(spank_t sp, int ac, char **av)

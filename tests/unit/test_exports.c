@@ -31,6 +31,9 @@ spank_err_t spank_getenv(spank_t s, const char *v, char *b, int l)
 { (void)s; (void)v; (void)b; (void)l; return ESPANK_ERROR; }
 spank_err_t spank_setenv(spank_t s, const char *v, const char *x, int o)
 { (void)s; (void)v; (void)x; (void)o; return ESPANK_ERROR; }
+spank_err_t spank_job_control_setenv(spank_t s, const char *v, const char *x,
+				     int o)
+{ (void)s; (void)v; (void)x; (void)o; return ESPANK_ERROR; }
 spank_err_t spank_unsetenv(spank_t s, const char *v)
 { (void)s; (void)v; return ESPANK_ERROR; }
 spank_err_t spank_option_getopt(spank_t s, struct spank_option *o, char **a)

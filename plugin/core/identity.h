@@ -1,0 +1,34 @@
+/*
+ * identity.h - which submission a job is, across its requeues.
+ *
+ * Slurm reuses job ids (a controller that lost its state, MaxJobId
+ * wrapping), and nothing Slurm puts in the prolog's environment before
+ * 26.05 tells two jobs with one id apart (submit_time is rewritten on every
+ * requeue). So sbatch, where the plugin is loaded, gives each submission a
+ * random identity through spank_job_control_setenv; Slurm keeps it with the
+ * job and hands it to every prolog, epilog and batch step of every attempt.
+ * 26.05's SLURM_JOB_SLUID is used where that is missing. Both come from the
+ * submitter's side, so they only ever tell a user's own jobs apart: the
+ * record's uid does the rest (docs/security.md, "Job identity").
+ */
+#ifndef RB_IDENTITY_H
+#define RB_IDENTITY_H
+
+#include <stddef.h>
+
+/* The job control variable sbatch sets; the prolog and epilog see it as
+ * SPANK_<name>, the job as SLURM_SPANK_<name>. */
+#define RB_SUBMISSION_VAR "RESTORE_BUDGET_SUBMISSION"
+
+/* A new identity, "rb1:" and 32 hex digits of getrandom(). 0, or -1. */
+int rb_submission_new(char *buf, size_t len);
+
+/*
+ * The job's identity from what its context shows: the plugin's own (nonce,
+ * from sbatch) if well formed, else "sluid:" + Slurm's SLUID, else none.
+ * Returns buf, or NULL (buf empty) when there is none.
+ */
+const char *rb_submission_of(const char *nonce, const char *sluid, char *buf,
+			     size_t len);
+
+#endif
