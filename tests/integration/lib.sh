@@ -339,7 +339,9 @@ rb_cluster_up() {
 # ---- ledger ----------------------------------------------------------------
 rb_rec_path() { printf '%s/%s/%03u/%s.rec\n' "$RB_STATE" "$RB_CLUSTER_NAME_USED" $(($1 % 1000)) "$1"; }
 rb_evlog_path() { printf '%s/%s/%03u/%s.log\n' "$RB_STATE" "$RB_CLUSTER_NAME_USED" $(($1 % 1000)) "$1"; }
-rb_ack_path_of() { printf '%s/%s/ack/%s/attempt-%s\n' "$RB_STATE" "$RB_CLUSTER_NAME_USED" "$1" "$2"; }
+# rb_ack_path_of JOB N [DIR] - the job's acknowledgement file of attempt N,
+# in its checkpoint dir DIR (default $RB_WORKDIR/ckpt): the job's own space.
+rb_ack_path_of() { printf '%s/.restore_budget-ack.%s.%s.%s\n' "${3:-$RB_WORKDIR/ckpt}" "$RB_CLUSTER_NAME_USED" "$1" "$2"; }
 
 # rec_get JOB KEY - value of KEY in the job's record ("" if absent).
 rec_get() { sed -n "s/^$2=//p" "$(rb_rec_path "$1")" 2>/dev/null | head -n 1; }

@@ -32,9 +32,11 @@ expect "RESTORE_RETRY_NUM" "$(out_var "$out" 0 RESTORE_BUDGET_RESTORE_RETRY_NUM)
 expect "RESTORES_LEFT = (M+1-F)*R-r = 9" "$(out_var "$out" 0 RESTORE_BUDGET_RESTORES_LEFT)" 9
 expect "LAST_END" "$(out_var "$out" 0 RESTORE_BUDGET_LAST_END)" none
 ack=$(out_var "$out" 0 RESTORE_BUDGET_ACK_FILE)
-expect "ACK_FILE path set (under state_dir)" "$ack" "$(rb_ack_path_of "$j" 0)"
+expect "ACK_FILE path set (in the job's checkpoint dir, not under state_dir)" "$ack" "$(rb_ack_path_of "$j" 0)"
 check "ack file's directory exists and belongs to the job's user" \
     test "$(stat -c %U "$(dirname "$ack")" 2>/dev/null)" = "$RB_USER"
+check "nothing under state_dir belongs to the job's user" \
+    test -z "$(find "$RB_STATE" -user "$RB_USER" -print -quit)"
 check "trial completed its steps" grep -q "trial\[$j.0\]: done: 3 steps" "$out"
 check "no refusal in the job's output" bash -c "! grep -qi 'refused' '$out'"
 
