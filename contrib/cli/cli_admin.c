@@ -99,7 +99,6 @@ out:
 /* --- gc ----------------------------------------------------------------------------- */
 
 typedef struct {
-	cli_ctx *ctx;
 	rb_ledger *ledger;
 	rb_record *rec;
 	int64_t cutoff;
@@ -188,7 +187,7 @@ static int gc_job(uint32_t job_id, void *vctx)
 
 int cli_cmd_gc(cli_ctx *ctx, long long days, bool dry_run, bool force)
 {
-	gc_state st = { .ctx = ctx, .dry_run = dry_run, .force = force };
+	gc_state st = { .dry_run = dry_run, .force = force };
 	rb_err err;
 	int r, rc;
 

@@ -8,6 +8,8 @@
  */
 #include "cli.h"
 
+#include <errno.h>
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +20,7 @@ typedef struct {
 	rb_ledger *ledger;
 	rb_record *rec;
 	json_object *jobs, *errors;   /* --json */
-	size_t shown, corrupt;
+	size_t shown, corrupt, hidden;
 } list_state;
 
 static bool wanted(const list_state *st, const rb_record *rec)
@@ -62,6 +64,10 @@ static int on_job(uint32_t job_id, void *vctx)
 	rc = rb_ledger_read(st->ledger, job_id, st->rec, &err);
 	if (rc == 1)
 		return 0; /* removed since the scan (gc) */
+	if (rc < 0 && errno == EACCES) {
+		st->hidden++; /* another group's job (docs/security.md) */
+		return 0;
+	}
 	if (rc < 0) {
 		st->corrupt++;
 		if (st->errors) {
@@ -119,6 +125,9 @@ int cli_cmd_list(cli_ctx *ctx, const cli_list_opts *opts)
 	}
 	rb_ledger_close(st.ledger);
 	free(st.rec);
+	if (st.hidden > 0)
+		cli_error("%zu record%s of other users' jobs not shown (readable by root and each job's group only)",
+			  st.hidden, st.hidden == 1 ? "" : "s");
 	if (st.corrupt > 0) {
 		cli_error("%zu record%s could not be read (listed as corrupt)",
 			  st.corrupt, st.corrupt == 1 ? "" : "s");

@@ -89,7 +89,7 @@ static void empty_dir(int dfd, int depth, sweep *w)
 	}
 	rewinddir(d); /* a dup shares the offset of an fd read before */
 	while ((de = readdir(d)) && w->entries < ENTRIES_MAX) {
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
 			remove_entry(dfd, de->d_name, depth, w);
 	}
 	if (w->entries >= ENTRIES_MAX)

@@ -24,7 +24,7 @@ int rb_submission_new(char *buf, size_t len)
 	}
 	if (len < sizeof("rb1:") + 2 * sizeof(raw))
 		return -1;
-	memcpy(buf, "rb1:", 4);
+	snprintf(buf, len, "rb1:");
 	for (size_t i = 0; i < sizeof(raw); i++)
 		snprintf(buf + 4 + 2 * i, 3, "%02x", raw[i]);
 	return 0;

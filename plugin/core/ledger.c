@@ -384,6 +384,12 @@ static int open_file_ro(rb_ledger *l, int bucket_fd, uint32_t job_id,
 		if (e == ELOOP)
 			return rb_err_set(err, "%s: refused: it is a symlink",
 					  path);
+		if (e == EACCES) {
+			rb_err_setf(err, "%s: not readable by you: a job's record and event log are readable by root and the job's group only",
+				    path);
+			errno = EACCES; /* callers that list skip these */
+			return -1;
+		}
 		return rb_err_set(err, "%s: %s", path, strerror(e));
 	}
 	if (check_opened_file(l, fd, job_id, name, st,
@@ -674,9 +680,9 @@ static int open_log_rw(rb_ledger *l, int bucket_fd, uint32_t job_id,
 	fd = openat(bucket_fd, name, O_RDWR | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
 	for (tries = 0; fd < 0 && errno == ENOENT && tries < LOCK_RETRIES; tries++) {
 		fd = openat(bucket_fd, name, O_RDWR | O_APPEND | O_CREAT |
-			    O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+			    O_EXCL | O_NOFOLLOW | O_CLOEXEC, RB_LEDGER_FILE_MODE);
 		if (fd >= 0) {
-			if (fchmod(fd, 0644) < 0) {
+			if (fchmod(fd, RB_LEDGER_FILE_MODE) < 0) {
 				rb_err_set(err, "%s: chmod: %s",
 					   job_path(l, job_id, name, path,
 						    sizeof(path)),
@@ -947,6 +953,23 @@ fail:
 	return rc;
 }
 
+/* The event log is made (under the lock) before the job's group is known,
+ * and logs from before 2026-12 are 0644: give it the record's group and
+ * mode. A failure only leaves it root's: logged, nothing lost. */
+static void share_log(rb_job *j, uint32_t gid)
+{
+	struct stat st;
+
+	if (j->log_fd < 0 || fstat(j->log_fd, &st) < 0)
+		return;
+	if (st.st_gid == gid && (st.st_mode & 07777) == RB_LEDGER_FILE_MODE)
+		return;
+	if (fchown(j->log_fd, 0, gid) < 0 ||
+	    fchmod(j->log_fd, RB_LEDGER_FILE_MODE) < 0)
+		rb_log(RB_LOG_WARNING, "job %u: cannot give its event log to group %u: %s",
+		       j->job_id, gid, strerror(errno));
+}
+
 int rb_ledger_write(rb_job *j, rb_record *rec, rb_err *err)
 {
 	rb_ledger *l = j->l;
@@ -1024,7 +1047,7 @@ int rb_ledger_write(rb_job *j, rb_record *rec, rb_err *err)
 	/* We hold the job's lock, so a temp file with our pid can only be
 	 * the leftover of a crashed earlier process that had it. */
 	fd = openat(j->bucket_fd, tmp, O_WRONLY | O_CREAT | O_EXCL |
-		    O_NOFOLLOW | O_CLOEXEC, 0644);
+		    O_NOFOLLOW | O_CLOEXEC, RB_LEDGER_FILE_MODE);
 	if (fd < 0 && errno == EEXIST) {
 		if (unlinkat(j->bucket_fd, tmp, 0) < 0 && errno != ENOENT) {
 			rb_err_set(err, "%s.tmp.%ld: %s", PATH(), (long)getpid(),
@@ -1032,7 +1055,7 @@ int rb_ledger_write(rb_job *j, rb_record *rec, rb_err *err)
 			goto fail;
 		}
 		fd = openat(j->bucket_fd, tmp, O_WRONLY | O_CREAT | O_EXCL |
-			    O_NOFOLLOW | O_CLOEXEC, 0644);
+			    O_NOFOLLOW | O_CLOEXEC, RB_LEDGER_FILE_MODE);
 	}
 	if (fd < 0) {
 		rb_err_set(err, "%s.tmp.%ld: %s", PATH(), (long)getpid(),
@@ -1040,7 +1063,10 @@ int rb_ledger_write(rb_job *j, rb_record *rec, rb_err *err)
 		goto fail;
 	}
 	tmp_made = true;
-	if (fchmod(fd, 0644) < 0 || write_all(fd, text, (size_t)n) < 0 ||
+	/* readable by root and the job's group only (docs/security.md,
+	 * "Who reads what"); the owner stays root, so no user can chmod it */
+	if (fchown(fd, 0, rec->gid) < 0 || fchmod(fd, RB_LEDGER_FILE_MODE) < 0 ||
+	    write_all(fd, text, (size_t)n) < 0 ||
 	    fsync(fd) < 0) {
 		rb_err_set(err, "%s.tmp.%ld: %s", PATH(), (long)getpid(),
 			   strerror(errno));
@@ -1074,6 +1100,7 @@ int rb_ledger_write(rb_job *j, rb_record *rec, rb_err *err)
 			   strerror(errno));
 		goto fail;
 	}
+	share_log(j, rec->gid);
 	rc = 0;
 fail:
 	if (fd >= 0)

@@ -1,13 +1,17 @@
 /*
  * ledger.h - the per-job records under state_dir (DESIGN.md section 8).
  *
- * Layout: <state_dir>/<cluster>/<job_id % 1000, "%03u">/<job_id>.rec  record
- *                                                      /<job_id>.log  event log
- * The event log is also the job's lock file: an fcntl write lock on it (works
- * between nodes over NFS) serializes every read-modify-write of the record.
- * A record is replaced atomically: temp file in the same directory, fsync,
- * rename, fsync of the directory. Writes need root; reading does not.
- * Every path is opened with openat() from a directory fd, with O_NOFOLLOW.
+ * Layout: <state_dir>/<cluster>/<job_id % 1000, "%03u">/<job_id>.rec   record
+ *                                                      /<job_id>.log   event log
+ *                                                      /<job_id>.lock  the lock
+ * An fcntl write lock on the lock file (root's, 0600: no user can open it;
+ * works between nodes over NFS) serializes every read-modify-write of the
+ * record. A record is replaced atomically: temp file in the same directory,
+ * fsync, rename, fsync of the directory. Writes need root. The record and
+ * the event log are root's, group the job's gid, mode RB_LEDGER_FILE_MODE:
+ * root and the job's group read them, nobody else (docs/security.md, "Who
+ * reads what"). Every path is opened with openat() from a directory fd,
+ * with O_NOFOLLOW.
  */
 #ifndef RB_LEDGER_H
 #define RB_LEDGER_H
@@ -17,6 +21,9 @@
 
 #include "diag.h"
 #include "record.h"
+
+/* A job's record and event log: root's, the job's group may read them. */
+#define RB_LEDGER_FILE_MODE 0640
 
 typedef struct rb_ledger rb_ledger;
 typedef struct rb_job rb_job;   /* a locked job */

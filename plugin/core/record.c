@@ -53,22 +53,23 @@ typedef enum {
 typedef struct {
 	const char *key;
 	size_t klen;   /* strlen(key) */
-	field_type type;
 	size_t off;
 	size_t size;   /* F_STR: buffer size including the NUL */
 	int64_t min;   /* F_INT, F_I64: accepted range */
 	int64_t max;
+	field_type type;
 	int since;     /* the record version that added it; 0 = the first */
 } field;
 
 #define MEMBER_SIZE(m) sizeof(((rb_record *)0)->m)
-#define STR(k, m) { k, sizeof(k) - 1, F_STR, offsetof(rb_record, m), MEMBER_SIZE(m), 0, 0, 0 }
-#define U32(k, m) { k, sizeof(k) - 1, F_U32, offsetof(rb_record, m), 0, 0, 0, 0 }
-#define U64(k, m) { k, sizeof(k) - 1, F_U64, offsetof(rb_record, m), 0, 0, 0, 0 }
-#define INT(k, m, lo) { k, sizeof(k) - 1, F_INT, offsetof(rb_record, m), 0, lo, INT_MAX, 0 }
-#define I64(k, m, lo) { k, sizeof(k) - 1, F_I64, offsetof(rb_record, m), 0, lo, INT64_MAX, 0 }
-#define TYPED(k, m, t) { k, sizeof(k) - 1, t, offsetof(rb_record, m), 0, 0, 0, 0 }
-#define STR_SINCE(k, m, v) { k, sizeof(k) - 1, F_STR, offsetof(rb_record, m), MEMBER_SIZE(m), 0, 0, v }
+#define FIELD(k, t, m, ...) { .key = k, .klen = sizeof(k) - 1, .type = t, .off = offsetof(rb_record, m), __VA_ARGS__ }
+#define STR(k, m) FIELD(k, F_STR, m, .size = MEMBER_SIZE(m))
+#define U32(k, m) FIELD(k, F_U32, m, .size = 0)
+#define U64(k, m) FIELD(k, F_U64, m, .size = 0)
+#define INT(k, m, lo) FIELD(k, F_INT, m, .min = (lo), .max = INT_MAX)
+#define I64(k, m, lo) FIELD(k, F_I64, m, .min = (lo), .max = INT64_MAX)
+#define TYPED(k, m, t) FIELD(k, t, m, .size = 0)
+#define STR_SINCE(k, m, v) FIELD(k, F_STR, m, .size = MEMBER_SIZE(m), .since = (v))
 
 /*
  * Every field of rb_record, its rb_budget and the budget's current attempt.

@@ -335,8 +335,15 @@ expect "a world-writable state_dir is refused: exit 1" 1 \
 	"2>state_dir $T/open is owned by uid 0 with mode 0777" '!.'
 
 # ---- as an unprivileged user --------------------------------------------------
+# Who reads what (docs/security.md): root and the job's group, nobody else.
 run runuser -u nobody -- "$CLI" show 101
-expect "nobody can read a budget" 0 '^restores_left: +0$'
+expect "another user cannot read a job's budget: exit 1, the reason" 1 \
+	"2>^restore-budget: job 101: .*/101.rec: not readable by you: a job's record and event log are readable by root and the job's group only$"
+run setpriv --reuid=65534 --regid="$(stat -c %g "$S/101/101.rec")" --clear-groups -- "$CLI" show 101
+expect "a member of the job's group reads its budget" 0 '^restores_left: +0$'
+run runuser -u nobody -- "$CLI" list
+expect "list as another user: other groups' jobs are not shown, not corrupt: exit 0" 0 \
+	'2>records of other users. jobs not shown' '!^101 ' '!corrupt'
 run runuser -u nobody -- "$CLI" grant 101 --failures 1
 expect "grant as nobody: exit 4" 4 '2>^restore-budget: grant changes the ledger and needs root'
 run runuser -u nobody -- "$CLI" gc --older-than 1

@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,7 +110,7 @@ static rb_record *new_record(void)
 }
 
 /* Lock, write rec with the given failure count, unlock. */
-static void store(rb_ledger *l, uint32_t id, int failures)
+static void store_gid(rb_ledger *l, uint32_t id, int failures, uint32_t gid)
 {
 	rb_record *r = new_record();
 	rb_job *j = lock_job(l, id);
@@ -117,11 +118,17 @@ static void store(rb_ledger *l, uint32_t id, int failures)
 
 	assert_true(rb_ledger_read(l, id, r, &err) >= 0);
 	r->budget.failures = failures;
+	r->gid = gid;
 	strcpy(r->budget.checkpoint, "/home/a/ck dir/checkpoint=7");
 	if (rb_ledger_write(j, r, &err) != 0)
 		fail_msg("write: %s", err.msg);
 	rb_ledger_unlock(j);
 	free(r);
+}
+
+static void store(rb_ledger *l, uint32_t id, int failures)
+{
+	store_gid(l, id, failures, 0);
 }
 
 static void job_file(fixture *f, uint32_t id, const char *suffix, char *buf,
@@ -208,7 +215,7 @@ static void open_refuses_bad_cluster_names(void **state)
 	}
 }
 
-static void write_mode_creates_dirs_0755_and_files_0644_whatever_umask(
+static void write_mode_creates_dirs_0755_and_files_0640_of_the_jobs_group(
 	void **state)
 {
 	fixture *f = *state;
@@ -219,7 +226,7 @@ static void write_mode_creates_dirs_0755_and_files_0644_whatever_umask(
 
 	NEED_ROOT();
 	l = open_write(f);
-	store(l, JOB, 1);
+	store_gid(l, JOB, 1, 4242);
 	umask(old);
 	assert_int_equal(stat(f->cluster, &st), 0);
 	assert_int_equal(st.st_mode & 07777, 0755);
@@ -228,11 +235,59 @@ static void write_mode_creates_dirs_0755_and_files_0644_whatever_umask(
 	assert_int_equal(st.st_mode & 07777, 0755);
 	job_file(f, JOB, ".rec", path, sizeof(path));
 	assert_int_equal(stat(path, &st), 0);
-	assert_int_equal(st.st_mode & 07777, 0644);
+	assert_int_equal(st.st_mode & 07777, 0640);
+	assert_int_equal(st.st_uid, 0);
+	assert_int_equal(st.st_gid, 4242);
 	job_file(f, JOB, ".log", path, sizeof(path));
 	assert_int_equal(stat(path, &st), 0);
-	assert_int_equal(st.st_mode & 07777, 0644);
+	assert_int_equal(st.st_mode & 07777, 0640);
+	assert_int_equal(st.st_uid, 0);
+	assert_int_equal(st.st_gid, 4242);
 	rb_ledger_close(l);
+}
+
+/* As uid/gid (no other groups): 0 if the record reads, else errno. */
+static int read_as(fixture *f, uid_t uid, gid_t gid)
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		rb_record *r = new_record();
+		rb_ledger *l;
+		rb_err err = { "" };
+		int rc;
+
+		if (setgroups(0, NULL) < 0 || setgid(gid) < 0 || setuid(uid) < 0)
+			_exit(100);
+		if (rb_ledger_open(f->state, CLUSTER, RB_LEDGER_READ, &l,
+				   &err) < 0)
+			_exit(101);
+		rc = rb_ledger_read(l, JOB, r, &err);
+		if (rc < 0 && errno == EACCES && strstr(err.msg, "not readable by you"))
+			_exit(EACCES);
+		_exit(rc == 0 ? 0 : 102);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/* Section 10: other users' data never leaks. A job's record names its
+ * user, account, work dir and checkpoints: root and the job's group read
+ * it, other users get EACCES with a message that says so. */
+static void records_are_readable_by_root_and_the_jobs_group_only(void **state)
+{
+	fixture *f = *state;
+	rb_ledger *l;
+
+	NEED_ROOT();
+	l = open_write(f);
+	store_gid(l, JOB, 1, 65534);
+	rb_ledger_close(l);
+	assert_int_equal(read_as(f, 65534, 65534), 0);  /* the job's group */
+	assert_int_equal(read_as(f, 4243, 4243), EACCES); /* anyone else */
 }
 
 static void open_refuses_state_dir_writable_by_others(void **state)
@@ -1064,7 +1119,7 @@ static void user_read_lock_on_the_log_does_not_stall_the_job(void **state)
 
 	NEED_ROOT();
 	l = open_write(f);
-	store(l, JOB, 1);
+	store_gid(l, JOB, 1, 65534); /* the job's own group may read its log */
 	job_file(f, JOB, ".log", log, sizeof(log));
 	assert_int_equal(pipe(ready), 0);
 	assert_int_equal(pipe(release), 0);
@@ -1074,7 +1129,8 @@ static void user_read_lock_on_the_log_does_not_stall_the_job(void **state)
 		struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET };
 		int fd;
 
-		if (setgid(65534) < 0 || setuid(65534) < 0)
+		if (setgroups(0, NULL) < 0 || setgid(65534) < 0 ||
+		    setuid(65534) < 0)
 			_exit(2);
 		fd = open(log, O_RDONLY);
 		if (fd < 0 || fcntl(fd, F_OFD_SETLK, &fl) < 0)
@@ -1083,6 +1139,7 @@ static void user_read_lock_on_the_log_does_not_stall_the_job(void **state)
 			_exit(4);
 		_exit(0);
 	}
+	close(ready[1]); /* a child that fails is EOF here, not a hang */
 	assert_int_equal(read(ready[0], &c, 1), 1);
 	locker = fork();
 	assert_true(locker >= 0);
@@ -1348,7 +1405,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(open_refuses_bad_cluster_names),
-		T(write_mode_creates_dirs_0755_and_files_0644_whatever_umask),
+		T(write_mode_creates_dirs_0755_and_files_0640_of_the_jobs_group),
+		T(records_are_readable_by_root_and_the_jobs_group_only),
 		T(open_refuses_state_dir_writable_by_others),
 		T(open_refuses_state_dir_owned_by_another_uid),
 		T(open_refuses_symlinked_state_dir),
