@@ -354,6 +354,24 @@ static void test_ack_is_looked_for_as_the_job_user(void **state)
 	assert_int_equal(read_rec(f, 31).budget.cur.confirmed, RB_CONFIRM_NONE);
 }
 
+/* A look that cannot finish (a hung mount) is killed at its deadline and
+ * is not an acknowledgement: here the deadline has already passed. */
+static void test_ack_look_ends_at_its_deadline(void **state)
+{
+	fixture *f = *state;
+	char wd[128], path[600];
+	rb_err err = { "" };
+
+	if (geteuid() != 0)
+		skip();
+	nobody_restoring(f, 37, wd, sizeof(wd));
+	rb_ack_path(wd, "ckpt", CLUSTER, 37, 1, path, sizeof(path));
+	touch_as(path, NOBODY);
+	assert_int_equal(rb_ack_seen(path, NOBODY, NOBODY, rb_deadline_in(-1),
+				     &err), -1);
+	assert_non_null(strstr(err.msg, "deadline"));
+}
+
 /* An attempt that started under the plugin before 2026-12 acknowledged in
  * <state_dir>/<cluster>/ack/<id>/attempt-<n>: still counted after the
  * upgrade, from a directory of the job's own user only. */
@@ -679,6 +697,7 @@ int main(void)
 		T(test_ack_file_confirms_restore),
 		T(test_ack_seen_by_the_epilog_confirms_restore),
 		T(test_ack_is_looked_for_as_the_job_user),
+		T(test_ack_look_ends_at_its_deadline),
 		T(test_ack_left_in_the_old_place_still_confirms),
 		T(test_nothing_in_state_dir_is_writable_by_the_job_user),
 		T(test_concurrent_prologs_charge_once),
