@@ -449,10 +449,13 @@ rb_nodes_ok() {
     ! grep -Eq 'drain|down|fail' <<<"$s"
 }
 
-# rb_restart_slurmd - stop this cluster's slurmd (TERM, by pid) and start it
-# again with the same command line cluster.sh uses; wait until it is ready.
+# rb_restart_slurmd [busy] - stop this cluster's slurmd (TERM, by pid) and
+# start it again with the same command line cluster.sh uses; wait until it is
+# ready: the node idle, or with "busy" (jobs run across the restart) until
+# the new slurmd logged its start and the node is idle, mixed or allocated.
 rb_restart_slurmd() {
-    local pid i
+    local busy=${1:-} log=$RB_CLUSTER_DIR/log/slurmd.log pid i n0 s
+    n0=$(grep -c 'slurmd started on' "$log" 2>/dev/null)
     pid=$(rb_daemon_pid slurmd) || { echo "rb_restart_slurmd: slurmd not running" >&2; return 1; }
     kill -TERM "$pid"
     for ((i = 0; i < 150; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -460,11 +463,15 @@ rb_restart_slurmd() {
     env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
         slurmd -f "$RB_CLUSTER_DIR/slurm.conf" || return 1
     for ((i = 0; i < 300; i++)); do
-        rb_daemon_pid slurmd >/dev/null &&
-            [[ $(timeout 10 sinfo -h -N -o %T 2>/dev/null | sort -u) == idle ]] && return 0
+        s=$(timeout 10 sinfo -h -N -o %T 2>/dev/null | sort -u)
+        if rb_daemon_pid slurmd >/dev/null; then
+            [[ -z $busy && $s == idle ]] && return 0
+            [[ -n $busy && $s =~ ^(idle|mixed|allocated)$ ]] &&
+                (($(grep -c 'slurmd started on' "$log" 2>/dev/null) > n0)) && return 0
+        fi
         sleep 0.1
     done
-    echo "rb_restart_slurmd: slurmd not back after 30s" >&2
+    echo "rb_restart_slurmd: slurmd not back after 30s (node: ${s:-?})" >&2
     return 1
 }
 

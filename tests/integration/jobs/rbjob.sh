@@ -15,6 +15,9 @@
 #                           while FILE exists before acknowledging (the test
 #                           removes FILE to let the restore finish; until then
 #                           the attempt stays RESTORING)
+#   TRIAL_FINISH=FILE       exit 0 at the first step after FILE exists (the
+#                           test decides when the job ends; TRIAL_STEPS stays
+#                           the bound)
 #   TRIAL_SELF_REQUEUE="0 1"  in these attempts, after TRIAL_REQUEUE_AFTER (2)
 #                           checkpoints, run `scontrol requeue $SLURM_JOB_ID`
 #                           as the job's user, then wait to be killed
@@ -55,6 +58,10 @@ fi
 
 done_here=0
 while ((step < STEPS)); do
+    if [[ -n ${TRIAL_FINISH:-} && -e $TRIAL_FINISH ]]; then
+        log "done: finish flag seen at step $step"
+        exit 0
+    fi
     sleep "$CKPT_EVERY" & wait $!
     step=$((step + 1))
     printf '%s\n' "$step" >"$DIR/checkpoint-$step.tmp" &&
