@@ -26,6 +26,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "trust.h"
+
 #define DEPTH_MAX 16
 #define ENTRIES_MAX 1000000
 
@@ -133,7 +135,7 @@ static int open_top(int cl, const char *where, int *out)
 			close(fd);
 		return -1;
 	}
-	if (st.st_uid != 0 || (st.st_mode & 022)) {
+	if (!rb_root_trusted(&st)) {
 		cli_error("%s/ack: owned by uid %u with mode %04o, not root's: not touched; check who changed it",
 			  where, (unsigned)st.st_uid,
 			  (unsigned)(st.st_mode & 07777));

@@ -46,6 +46,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "trust.h"
+
 #define RB_CONFIG_MAX_BYTES (1024L * 1024)
 #define RB_STATE_DIR_MAX 1024
 #define RB_NAME_MAX 255
@@ -1074,7 +1076,7 @@ static int read_text(const char *path, char **out, size_t *outlen,
 	/* Only root may be able to change it, or its owner could raise
 	 * everyone's caps. Whatever our euid: the batch step reads it as the
 	 * job's user and then writes the ledger as root with it. */
-	if (st.st_uid != 0 || (st.st_mode & S_IWGRP)) {
+	if (!rb_root_trusted(&st)) {
 		saved = EPERM;
 		rb_err_set(err,
 			   "%s: refusing a file owned by uid %u with mode %04o: only root may be able to change the limits (run chown root %s; chmod go-w %s)",

@@ -22,6 +22,7 @@
 /* F_OFD_SETLKW (see lock_whole_file) is only declared with _GNU_SOURCE. */
 #define _GNU_SOURCE
 #include "ledger.h"
+#include "trust.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -226,7 +227,7 @@ static int check_trusted(const struct stat *st, const char *path,
 {
 	bool dir = S_ISDIR(st->st_mode);
 
-	if (st->st_uid == 0 && !(st->st_mode & (S_IWGRP | S_IWOTH)))
+	if (rb_root_trusted(st))
 		return 0;
 	return rb_err_set(err, "%s is owned by uid %u with mode %04o; it must "
 			  "be owned by root and not writable by group or "
@@ -312,7 +313,7 @@ static int open_subdir(int dir_fd, const char *name, bool create,
 				   strerror(errno));
 			goto fail;
 		}
-		if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		if (!rb_root_trusted(&st)) {
 			check_trusted(&st, subdir_path(l, job_id, path,
 						       sizeof(path)), err);
 			goto fail;
@@ -353,8 +354,7 @@ static int check_opened_file(rb_ledger *l, int fd, uint32_t job_id,
 	if (!S_ISREG(st->st_mode))
 		return rb_err_set(err, "%s: refused: not a regular file",
 				  job_path(l, job_id, name, path, sizeof(path)));
-	if (must_be_root &&
-	    (st->st_uid != 0 || (st->st_mode & (S_IWGRP | S_IWOTH)))) {
+	if (must_be_root && !rb_root_trusted(st)) {
 		check_trusted(st, job_path(l, job_id, name, path, sizeof(path)),
 			      err);
 		return -1;
@@ -496,7 +496,7 @@ static int ledger_open(const char *state_dir, const char *cluster,
 	}
 	/* Refused in READ mode too: a ledger a user can write is not one the
 	 * CLI should report as the truth. */
-	if (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+	if (!rb_root_trusted(&st)) {
 		rb_err_set(err, "state_dir %s is owned by uid %u with mode %04o; "
 			   "it must be owned by root and not writable by group "
 			   "or others, or a user could edit job budgets "

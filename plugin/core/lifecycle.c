@@ -5,11 +5,12 @@
  * cannot be read (corrupt, torn, unknown version) is an error, never a fresh
  * budget: the caller applies on_error.
  */
-/* O_PATH (see ack_present_in) is only declared with _GNU_SOURCE. */
+/* O_PATH (see legacy_ack_seen) is only declared with _GNU_SOURCE. */
 #define _GNU_SOURCE
 #include "lifecycle.h"
 
 #include "ack.h"
+#include "trust.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -288,8 +289,7 @@ static bool legacy_ack_seen(const rb_config *cfg, const rb_record *rec)
 	fd[0] = open(cfg->state_dir, dflags);
 	fd[1] = fd[0] < 0 ? -1 : openat(fd[0], rec->cluster, dflags);
 	fd[2] = fd[1] < 0 ? -1 : openat(fd[1], "ack", dflags);
-	if (fd[2] < 0 || fstat(fd[2], &st) < 0 || st.st_uid != 0 ||
-	    (st.st_mode & 022))
+	if (fd[2] < 0 || fstat(fd[2], &st) < 0 || !rb_root_trusted(&st))
 		goto out;
 	fd[3] = openat(fd[2], name, dflags);
 	if (fd[3] < 0 || fstat(fd[3], &st) < 0 || st.st_uid != rec->uid)
@@ -622,8 +622,7 @@ static int read_slow_path(const rb_config *cfg, const char *cluster,
 	if (lstat(cfg->state_dir, &st) < 0)
 		return rb_err_set(err, "state_dir %s: %s", cfg->state_dir,
 				  strerror(errno));
-	if (!S_ISDIR(st.st_mode) || st.st_uid != 0 ||
-	    (st.st_mode & (S_IWGRP | S_IWOTH)))
+	if (!S_ISDIR(st.st_mode) || !rb_root_trusted(&st))
 		return rb_err_set(err, "state_dir %s is owned by uid %u with "
 				  "mode %04o; it must be a directory owned by "
 				  "root and not writable by group or others",
