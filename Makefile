@@ -18,10 +18,16 @@ PKGS_TEST  := slurmctld slurmd slurm-client munge clang libclang-rt-14-dev \
               valgrind cppcheck clang-tidy python3 iproute2 dpkg-dev
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wmissing-prototypes \
-           -Wstrict-prototypes -Wno-unused-parameter
+           -Wstrict-prototypes
 HARDEN  := -D_FORTIFY_SOURCE=2 -fstack-protector-strong
+# pkg-config names the include and link flags (make deps installs it; the
+# fallbacks are Debian's paths, for a first `make deps` run without it)
+PKG_CFLAGS := $(shell pkg-config --cflags json-c libconfig 2>/dev/null || echo -I/usr/include/json-c)
+PKG_CORE   := $(shell pkg-config --libs libconfig 2>/dev/null || echo -lconfig)
+PKG_CLI    := $(shell pkg-config --libs libconfig json-c 2>/dev/null || echo -lconfig -ljson-c)
+PKG_TEST   := $(shell pkg-config --libs cmocka libconfig json-c 2>/dev/null || echo -lcmocka -lconfig -ljson-c)
 BASE_CFLAGS := -std=gnu11 -O2 -g -fPIC $(WARN) $(HARDEN) -MMD -MP \
-               -Iplugin/core -I/usr/include/json-c
+               -Iplugin/core $(PKG_CFLAGS)
 HARDEN_LD   := -Wl,-z,relro,-z,now
 override CFLAGS_ALL  = $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 override LDFLAGS_ALL = $(HARDEN_LD) $(LDFLAGS)
@@ -43,9 +49,9 @@ UNIT_SRC  := $(wildcard tests/unit/test_*.c)
 UNIT_BIN  := $(patsubst tests/unit/%.c,$(BUILD)/unit/%,$(UNIT_SRC))
 UNIT_SAN  := $(patsubst tests/unit/%.c,$(BUILD)/unit-san/%,$(UNIT_SRC))
 
-LIBS_CORE := -lconfig
-LIBS_CLI  := -lconfig -ljson-c
-LIBS_TEST := -lcmocka -lconfig -ljson-c
+LIBS_CORE := $(PKG_CORE)
+LIBS_CLI  := $(PKG_CLI)
+LIBS_TEST := $(PKG_TEST)
 
 PLUGIN := $(BUILD)/restore_budget.so
 CLI    := $(BUILD)/restore-budget

@@ -31,7 +31,7 @@ FUZZ_SAN      := -fsanitize=address,undefined -fno-sanitize-recover=all \
 # FUZZ_EXTRA_CFLAGS: e.g. -fno-sanitize=float-cast-overflow with
 # FUZZ_DIR=build/fuzz-masked, to keep exploring past a known, reported bug.
 FUZZ_EXTRA_CFLAGS ?=
-FUZZ_CFLAGS   := -std=gnu11 -O1 -g -Wall -Wextra -Wno-unused-parameter \
+FUZZ_CFLAGS   := -std=gnu11 -O1 -g -Wall -Wextra \
                  -Iplugin/core -Itests/fuzz $(FUZZ_SAN) $(FUZZ_EXTRA_CFLAGS)
 FUZZ_CORE_OBJ := $(patsubst plugin/core/%.c,$(FUZZ_DIR)/core/%.o,$(CORE_SRC))
 FUZZ_MAXLEN_config  := 8192

@@ -15,7 +15,7 @@ CPPCHECK    ?= cppcheck
 LINT_JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 LINT_SRC     = $(CORE_SRC) $(SPANK_SRC) $(CLI_SRC)
 LINT_CFLAGS := -std=gnu11 -O2 -D_FORTIFY_SOURCE=2 -Iplugin/core \
-               -I/usr/include/json-c
+               $(PKG_CFLAGS)
 CPPCHECK_FLAGS := --enable=warning,style,performance,portability \
                   --error-exitcode=1 --inline-suppr --std=c11 --quiet \
                   -Iplugin/core -D_GNU_SOURCE \

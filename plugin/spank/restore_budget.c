@@ -496,7 +496,7 @@ static unsigned prolog_flags(void)
 	return (unsigned)flags;
 }
 
-static void epilog(spank_t sp)
+static void epilog(void)
 {
 	rb_config *cfg;
 	rb_err err;
@@ -550,7 +550,7 @@ static void setenv_int(spank_t sp, const char *name, int64_t value)
 	setenv_str(sp, name, buf);
 }
 
-static void export_env(spank_t sp, const rb_config *cfg, const rb_record *rec)
+static void export_env(spank_t sp, const rb_record *rec)
 {
 	const rb_budget *b = &rec->budget;
 	const rb_limits *l = &b->cur.limits;
@@ -841,7 +841,7 @@ static void batch_user_init(spank_t sp)
 	step.tracked = true;
 	step.closed = cfg->on_error == RB_ON_ERROR_CLOSED;
 	rb_strlcpy(step.config_path, cfg->path, sizeof(step.config_path));
-	export_env(sp, cfg, &rec);
+	export_env(sp, &rec);
 	step.exported = true;
 	step.cfg = cfg; /* task_post_fork records with the same config */
 	return;
@@ -1021,7 +1021,8 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 
 int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 {
+	(void)sp; /* the epilog reads only its environment */
 	enter(ac, av);
-	epilog(sp);
+	epilog();
 	return 0; /* never: a failing epilog drains the node */
 }

@@ -135,6 +135,7 @@ static void t_expect(t_ctx *c, const char *name)
 static int t_rm(const char *path, const struct stat *st, int flag,
 		struct FTW *ftw)
 {
+	(void)st; (void)flag; (void)ftw;
 	return remove(path);
 }
 

@@ -49,6 +49,7 @@ static void restoring_at_1(rb_budget *b, const rb_limits *l)
 
 static void test_restoring_interrupted_is_restore_failure(void **state)
 {
+	(void)state;
 	rb_budget b;
 	rb_limits l = limits(2, 3);
 	rb_charge c;
@@ -64,6 +65,7 @@ static void test_restoring_interrupted_is_restore_failure(void **state)
 
 static void test_restoring_failed_is_restore_failure(void **state)
 {
+	(void)state;
 	rb_budget b;
 	rb_limits l = limits(2, 3);
 	rb_charge c;
@@ -82,6 +84,7 @@ static void test_restoring_failed_is_restore_failure(void **state)
 
 static void test_restoring_without_recorded_end_is_restore_failure(void **state)
 {
+	(void)state;
 	rb_budget b;
 	rb_limits l = limits(2, 3);
 	rb_charge c;
@@ -96,6 +99,7 @@ static void test_restoring_without_recorded_end_is_restore_failure(void **state)
 
 static void test_unreported_phase_after_requeue_with_checkpoint_counts_as_restoring(void **state)
 {
+	(void)state;
 	rb_budget b;
 	rb_limits l = limits(2, 3);
 	rb_charge c;
@@ -112,6 +116,7 @@ static void test_unreported_phase_after_requeue_with_checkpoint_counts_as_restor
 
 static void test_r_reaching_R_converts_to_one_failure(void **state)
 {
+	(void)state;
 	rb_budget b;
 	rb_limits l = limits(2, 2);
 	rb_charge c;
@@ -133,6 +138,7 @@ static void test_r_reaching_R_converts_to_one_failure(void **state)
 
 static void test_running_failed_is_one_failure(void **state)
 {
+	(void)state;
 	rb_budget b;
 	rb_limits l = limits(2, 3);
 	rb_charge c;
@@ -149,6 +155,7 @@ static void test_running_failed_is_one_failure(void **state)
 
 static void test_fresh_failed_is_one_failure(void **state)
 {
+	(void)state;
 	rb_budget b;
 	rb_limits l = limits(2, 3);
 	rb_charge c;
@@ -165,6 +172,7 @@ static void test_fresh_failed_is_one_failure(void **state)
 
 static void test_running_interrupted_charges_nothing(void **state)
 {
+	(void)state;
 	rb_budget b;
 	rb_limits l = limits(0, 1);
 	rb_charge c;
@@ -181,6 +189,7 @@ static void test_running_interrupted_charges_nothing(void **state)
 
 static void test_fresh_interrupted_charges_nothing(void **state)
 {
+	(void)state;
 	rb_budget b;
 	rb_limits l = limits(0, 1);
 	rb_charge c;
@@ -195,6 +204,7 @@ static void test_fresh_interrupted_charges_nothing(void **state)
 
 static void test_count_preemptions_charges_interruption(void **state)
 {
+	(void)state;
 	rb_budget b;
 	rb_limits l = limits(1, 3);
 	rb_charge c;
@@ -213,6 +223,7 @@ static void test_count_preemptions_charges_interruption(void **state)
 
 static void test_completed_then_requeued_is_interruption(void **state)
 {
+	(void)state;
 	rb_budget b;
 	rb_limits l = limits(0, 1);
 	rb_charge c;
@@ -229,6 +240,7 @@ static void test_completed_then_requeued_is_interruption(void **state)
 
 static void test_confirm_by_ack_resets_r(void **state)
 {
+	(void)state;
 	rb_budget b;
 	rb_limits l = limits(2, 3);
 
@@ -246,6 +258,7 @@ static void test_confirm_by_ack_resets_r(void **state)
 
 static void test_confirm_by_restore_timeout(void **state)
 {
+	(void)state;
 	rb_budget b;
 	rb_limits l = limits(2, 3);
 	rb_charge c;
@@ -262,6 +275,7 @@ static void test_confirm_by_restore_timeout(void **state)
 
 static void test_restore_timeout_not_reached_is_no_confirmation(void **state)
 {
+	(void)state;
 	rb_budget b;
 	rb_limits l = limits(2, 3);
 	rb_charge c;
@@ -276,6 +290,7 @@ static void test_restore_timeout_not_reached_is_no_confirmation(void **state)
 
 static void test_restore_timeout_zero_disables_timeout_path(void **state)
 {
+	(void)state;
 	rb_budget b;
 	rb_limits l = limits(2, 3);
 
@@ -286,6 +301,7 @@ static void test_restore_timeout_zero_disables_timeout_path(void **state)
 
 static void test_confirm_by_exit0(void **state)
 {
+	(void)state;
 	rb_budget b;
 	rb_limits l = limits(2, 3);
 
@@ -300,6 +316,7 @@ static void test_confirm_by_exit0(void **state)
 
 static void test_confirm_only_applies_to_restoring_current_attempt(void **state)
 {
+	(void)state;
 	rb_budget b;
 	rb_limits l = limits(2, 3);
 
@@ -314,6 +331,7 @@ static void test_confirm_only_applies_to_restoring_current_attempt(void **state)
 
 static void test_failures_must_be_consecutive(void **state)
 {
+	(void)state;
 	/* R = 2: fail, confirm, fail -> still no failure counted */
 	rb_budget b;
 	rb_limits l = limits(0, 2);
@@ -334,6 +352,7 @@ static void test_failures_must_be_consecutive(void **state)
 
 static void test_first_recorded_end_wins(void **state)
 {
+	(void)state;
 	rb_budget b;
 	rb_limits l = limits(2, 3);
 
@@ -374,6 +393,7 @@ static int corrupt_checkpoint_restore_attempts(rb_limits l, int64_t cap,
 
 static void test_grouped_budget_table_is_R_times_M_plus_1(void **state)
 {
+	(void)state;
 	for (int m = 0; m <= 3; m++) {
 		for (int r = 1; r <= 4; r++) {
 			char reason[RB_REASON_MAX];
@@ -390,6 +410,7 @@ static void test_grouped_budget_table_is_R_times_M_plus_1(void **state)
 
 static void test_grouped_design_table_M1_R3_is_6(void **state)
 {
+	(void)state;
 	assert_int_equal(corrupt_checkpoint_restore_attempts(limits(1, 3), 100,
 							     NULL, 0), 6);
 	assert_int_equal(corrupt_checkpoint_restore_attempts(limits(2, 2), 100,
@@ -400,6 +421,7 @@ static void test_grouped_design_table_M1_R3_is_6(void **state)
 
 static void test_ray_budget_table_is_R_plus_M_plus_1(void **state)
 {
+	(void)state;
 	for (int m = 0; m <= 3; m++) {
 		for (int r = 0; r <= 4; r++) {
 			rb_limits l = limits(m, r);
@@ -416,6 +438,7 @@ static void test_ray_budget_table_is_R_plus_M_plus_1(void **state)
 
 static void test_unlimited_max_failures_never_exhausts(void **state)
 {
+	(void)state;
 	assert_int_equal(corrupt_checkpoint_restore_attempts(
 				 limits(RB_UNLIMITED, 1), 2000, NULL, 0), 2000);
 	rb_limits l = limits(RB_UNLIMITED, 0);
@@ -426,6 +449,7 @@ static void test_unlimited_max_failures_never_exhausts(void **state)
 
 static void test_exhausted_iff_failures_exceed_max(void **state)
 {
+	(void)state;
 	rb_budget b;
 	rb_limits l = limits(1, 3);
 
@@ -443,6 +467,7 @@ static void test_exhausted_iff_failures_exceed_max(void **state)
 
 static void test_refusal_reason_names_the_counts(void **state)
 {
+	(void)state;
 	rb_budget b;
 	rb_limits l = limits(1, 3);
 	char reason[RB_REASON_MAX];
@@ -468,6 +493,7 @@ static void test_refusal_reason_names_the_counts(void **state)
 
 static void test_refused_attempt_is_not_charged_again(void **state)
 {
+	(void)state;
 	rb_budget b;
 	rb_limits l = limits(0, 1);
 
@@ -489,6 +515,7 @@ static void test_refused_attempt_is_not_charged_again(void **state)
 
 static void test_restores_left_formula(void **state)
 {
+	(void)state;
 	rb_budget b;
 	rb_limits l = limits(2, 3);
 
@@ -507,6 +534,7 @@ static void test_restores_left_formula(void **state)
 
 static void test_restores_left_counts_down_to_refusal(void **state)
 {
+	(void)state;
 	/* restores_left at each start = restore attempts still to come */
 	for (int acc = 0; acc < 2; acc++) {
 		rb_limits l = limits(1, 2);
@@ -533,6 +561,7 @@ static void test_restores_left_counts_down_to_refusal(void **state)
 
 static void test_lowered_R_converts_at_next_restore_failure(void **state)
 {
+	(void)state;
 	rb_budget b;
 	rb_limits l = limits(3, 5);
 	rb_limits lower = limits(3, 2);
@@ -557,6 +586,7 @@ static void test_lowered_R_converts_at_next_restore_failure(void **state)
 
 static void test_charging_is_idempotent_per_attempt(void **state)
 {
+	(void)state;
 	rb_budget b, before;
 	rb_limits l = limits(1, 1);
 	rb_charge c;
@@ -579,6 +609,7 @@ static void test_charging_is_idempotent_per_attempt(void **state)
 
 static void test_repeated_start_of_refused_attempt_stays_refused(void **state)
 {
+	(void)state;
 	rb_budget b;
 	rb_limits l = limits(0, 1);
 
@@ -592,6 +623,7 @@ static void test_repeated_start_of_refused_attempt_stays_refused(void **state)
 
 static void test_checkpoint_is_never_cleared(void **state)
 {
+	(void)state;
 	rb_budget b;
 	rb_limits l = limits(5, 2);
 
@@ -607,6 +639,7 @@ static void test_checkpoint_is_never_cleared(void **state)
 
 static void test_newer_checkpoint_replaces_pointer(void **state)
 {
+	(void)state;
 	rb_budget b;
 	rb_limits l = limits(5, 2);
 
@@ -620,6 +653,7 @@ static void test_newer_checkpoint_replaces_pointer(void **state)
 
 static void test_start_phase(void **state)
 {
+	(void)state;
 	assert_int_equal(rb_engine_start_phase(0, NULL), RB_PHASE_FRESH);
 	assert_int_equal(rb_engine_start_phase(0, ""), RB_PHASE_FRESH);
 	assert_int_equal(rb_engine_start_phase(0, CKPT), RB_PHASE_RUNNING);
@@ -631,6 +665,7 @@ static void test_start_phase(void **state)
 
 static void test_random_sequences_keep_invariants(void **state)
 {
+	(void)state;
 	unsigned seed = 12345;
 	const int sequences = 5000;
 
@@ -703,6 +738,7 @@ static void test_random_sequences_keep_invariants(void **state)
 
 static void test_names_round_trip(void **state)
 {
+	(void)state;
 	for (int i = RB_PHASE_NONE; i <= RB_PHASE_RUNNING; i++) {
 		rb_phase p;
 		assert_int_equal(rb_phase_parse(rb_phase_name(i), &p), 0);

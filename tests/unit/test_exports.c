@@ -103,6 +103,7 @@ static void test_core_symbols_are_not_exported(void **state)
 /* Every dynamic symbol the plugin defines, from nm: only the loader's. */
 static void test_only_plugin_and_spank_symbols_are_defined(void **state)
 {
+	(void)state;
 	char cmd[512], line[512];
 	int n = 0;
 	FILE *p;
@@ -129,6 +130,7 @@ static void test_only_plugin_and_spank_symbols_are_defined(void **state)
  * anything else would stop a `required` plugin from loading. */
 static void test_undefined_symbols_are_known(void **state)
 {
+	(void)state;
 	char cmd[512], line[512];
 	FILE *p;
 
