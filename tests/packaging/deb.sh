@@ -201,8 +201,8 @@ check_grep "job output: RESTORE_BUDGET_ATTEMPT=0" "$jout" '^trial:   RESTORE_BUD
 check_grep "job output: RESTORE_BUDGET_PHASE=FRESH" "$jout" '^trial:   RESTORE_BUDGET_PHASE=FRESH$'
 check_grep "job output: its own limits (M=1, R=2)" "$jout" '^trial:   RESTORE_BUDGET_MAX_FAILURES=1$'
 check_grep "job output: RESTORE_BUDGET_RESTORES_LEFT=4" "$jout" '^trial:   RESTORE_BUDGET_RESTORES_LEFT=4$'
-check_grep "job output: the ack file is under state_dir" "$jout" \
-	"^trial:   RESTORE_BUDGET_ACK_FILE=$W/state/rbtest/ack/$j/attempt-0\$"
+check_grep "job output: the ack file is in the job's checkpoint dir" "$jout" \
+	"^trial:   RESTORE_BUDGET_ACK_FILE=$RB_WORKDIR/ckpt/\\.restore_budget-ack\\.rbtest\\.$j\\.0\$"
 rec=$(printf '%s/state/rbtest/%03u/%s.rec' "$W" $((j % 1000)) "$j")
 check "ledger record $rec exists" test -s "$rec"
 # The epilog runs after COMPLETED is visible: wait for the end on record.
