@@ -1,6 +1,7 @@
 # mk/faults.mk - `make faults`: the plugin's environment broken on a real
 # private cluster (contrib/cluster/cluster.sh), checking the designed outcome
-# (DESIGN.md sections 4, 7, 8; on_error open/closed).
+# (docs/rule.md, "Limits"; docs/architecture.md, "Where each event happens"
+# and "The ledger"; on_error open/closed).
 #
 #   make faults                             tests/faults/test_*.sh
 #   make faults FAULTS_TESTS="state_dir_full config_deleted"

@@ -17,7 +17,8 @@
 # --open-mode=append keeps the output of every attempt in one file (the default
 #                   truncates it on each rerun).
 #
-# What restore_budget gives the job (all RESTORE_BUDGET_*; see DESIGN.md sec. 5):
+# What restore_budget gives the job (all RESTORE_BUDGET_*; see the project's
+# docs/rule.md, "What the job sees"):
 #   RESTORE_BUDGET_CHECKPOINT  path of the checkpoint to restore from ("" = none)
 #   RESTORE_BUDGET_ACK_FILE    touch it once the restore worked: that confirms
 #                              the restore, so a later failure is no longer

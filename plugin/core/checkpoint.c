@@ -1,6 +1,6 @@
 /*
- * checkpoint.c - find the newest checkpoint in a job's directory (DESIGN.md
- * section 6).
+ * checkpoint.c - find the newest checkpoint in a job's directory
+ * (docs/rule.md, "Finding the checkpoint").
  *
  * Runs with the caller's credentials (the job's user, from user_init), so the
  * user's own symlinks are followed, but every step is bounded: one directory

@@ -1,6 +1,7 @@
 /*
- * checkpoint.h - find the newest checkpoint in a job's directory (DESIGN.md
- * section 6). Runs with the caller's credentials: the plugin calls it as the
+ * checkpoint.h - find the newest checkpoint in a job's directory
+ * (docs/rule.md, "Finding the checkpoint"). Runs with the caller's
+ * credentials: the plugin calls it as the
  * job's user (user_init), never as root. Reads only; never writes, renames or
  * deletes anything in the directory.
  */

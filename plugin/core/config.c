@@ -1,5 +1,6 @@
 /*
- * config.c - read and validate the admin's libconfig file (DESIGN.md s. 4).
+ * config.c - read and validate the admin's libconfig file (docs/rule.md,
+ * "Limits").
  *
  * The file is read into memory first and scanned by a small lexer for two
  * things libconfig 1.5 gets wrong for us:
@@ -50,7 +51,9 @@
 
 #define RB_CONFIG_MAX_BYTES (1024L * 1024)
 #define RB_STATE_DIR_MAX 1024
-#define RB_NAME_MAX 255
+/* the longest partition or account name: record.h's RB_NAME_MAX (256) is
+ * the buffer, this plus its NUL */
+#define NAME_LEN_MAX 255
 #define FIX_HINT "fix the value, then run restore-budget check-config"
 #define FILE_HINT "fix the file, then run restore-budget check-config"
 
@@ -730,14 +733,14 @@ static int check_file_name(load_ctx *ctx, const cnode *s,
 {
 	char key[256], shown[160];
 
-	if (v[0] && !strchr(v, '/') && strlen(v) <= RB_NAME_MAX &&
+	if (v[0] && !strchr(v, '/') && strlen(v) <= NAME_LEN_MAX &&
 	    !(no_dot && v[0] == '.'))
 		return 0;
 	key_path(s, key, sizeof(key));
 	escape(v, shown, sizeof(shown));
 	return fail_at(ctx, s,
 		       "%s = \"%s\" is not valid: must be a non-empty file name of at most %d bytes without '/'%s (%s)",
-		       key, shown, RB_NAME_MAX,
+		       key, shown, NAME_LEN_MAX,
 		       no_dot ? " that does not start with '.'" : "", FIX_HINT);
 }
 
@@ -813,12 +816,12 @@ static int load_overrides(load_ctx *ctx, const cnode *g,
 
 		if (read_string(ctx, s, name) < 0)
 			return -1;
-		if (!(*name)[0] || strlen(*name) > RB_NAME_MAX) {
+		if (!(*name)[0] || strlen(*name) > NAME_LEN_MAX) {
 			key_path(s, key, sizeof(key));
 			escape(*name, shown, sizeof(shown));
 			return fail_at(ctx, s,
 				       "%s = \"%s\" is not valid: must be a non-empty name of at most %d bytes (%s)",
-				       key, shown, RB_NAME_MAX, FIX_HINT);
+				       key, shown, NAME_LEN_MAX, FIX_HINT);
 		}
 	}
 	if ((s = member(override_keys, m, "max_failures"))) {

@@ -1,5 +1,5 @@
 /*
- * config.h - the admin's libconfig file (DESIGN.md section 4).
+ * config.h - the admin's libconfig file (docs/rule.md, "Limits").
  *
  * Strict: unknown keys, wrong types and out-of-range values are errors
  * reported as "file:line: message". Values are resolved per job with the

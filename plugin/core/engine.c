@@ -1,5 +1,5 @@
 /*
- * engine.c - the rule of DESIGN.md section 3.
+ * engine.c - the rule of docs/rule.md, "The rule".
  *
  * Pure functions over rb_budget. The one invariant everything else rests on:
  * a charge changes F and r only; it never touches the checkpoint pointer.

@@ -1,5 +1,5 @@
 /*
- * engine.h - the restore-budget rule of DESIGN.md section 3, as pure data.
+ * engine.h - the restore-budget rule of docs/rule.md, "The rule", as pure data.
  *
  * No I/O, no clock, no Slurm: every function takes the state and the event
  * and changes the state. The glue and the ledger decide when to call them.

@@ -1,6 +1,6 @@
 /*
  * ledger.c - the per-job records under state_dir (see ledger.h and
- * DESIGN.md sections 8 and 10).
+ * docs/architecture.md, "The ledger"; docs/security.md).
  *
  * Trust: state_dir is opened once, with O_NOFOLLOW, and must be owned by
  * root and not writable by group or others; everything below it is reached

@@ -1,5 +1,6 @@
 /*
- * ledger.h - the per-job records under state_dir (DESIGN.md section 8).
+ * ledger.h - the per-job records under state_dir (docs/architecture.md,
+ * "The ledger").
  *
  * Layout: <state_dir>/<cluster>/<job_id % 1000, "%03u">/<job_id>.rec   record
  *                                                      /<job_id>.log   event log

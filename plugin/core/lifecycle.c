@@ -468,20 +468,20 @@ static rb_end epilog_end(int64_t recorded, int64_t restart_count,
 	return RB_END_COMPLETED;
 }
 
-static int record_end(const rb_config *cfg, const char *cluster,
-		      uint32_t job_id, int64_t attempt, bool from_epilog,
-		      rb_end end, int code, int64_t now,
-		      int exit_code, int sig, rb_detail_fn detail_fn,
-		      void *detail_ctx, rb_err *err)
+int rb_lifecycle_epilog_fn(const rb_config *cfg, const char *cluster,
+			   uint32_t job_id, int64_t restart_count,
+			   int exit_code, int signal, rb_detail_fn detail_fn,
+			   void *detail_ctx, int64_t now, rb_err *err)
 {
 	locked_record lr;
 	event_line e;
-
-	ev_init(&e);
 	rb_attempt *cur;
 	char endtxt[32];
-	int rc = 0;
+	int64_t attempt;
+	int code, rc = 0;
+	rb_end end;
 
+	ev_init(&e);
 	/* Untracked jobs (no record) leave no trace: look before locking,
 	 * since the lock creates the job's event log. */
 	if (!record_exists(cfg, cluster, job_id, err))
@@ -489,14 +489,11 @@ static int record_end(const rb_config *cfg, const char *cluster,
 	if (lock_and_read(cfg, cluster, job_id, &lr, err) < 0)
 		return -1;
 	cur = &lr.rec.budget.cur;
-	if (from_epilog) {
-		/* attempt holds the restart count the epilog sees */
-		end = epilog_end(cur->attempt, attempt, exit_code, sig, &code);
-		attempt = cur->attempt;
-	}
+	attempt = cur->attempt;
+	end = epilog_end(attempt, restart_count, exit_code, signal, &code);
 	ev_raw(&e, "kind", "end");
 	ev_int(&e, "attempt", attempt);
-	if (lr.found && cur->attempt == attempt)
+	if (lr.found)
 		confirm_by_ack(cfg, &lr, &e);
 	/* another node's epilog already recorded it, or a stale call */
 	if (!lr.found || !rb_engine_end(&lr.rec.budget, attempt, end, code, now))
@@ -523,14 +520,6 @@ static const char *fixed_detail(void *ctx)
 	return ctx;
 }
 
-int rb_lifecycle_end(const rb_config *cfg, const char *cluster,
-		     uint32_t job_id, int64_t attempt, rb_end end, int code,
-		     int64_t now, rb_err *err)
-{
-	return record_end(cfg, cluster, job_id, attempt, false, end, code, now,
-			  0, 0, NULL, NULL, err);
-}
-
 int rb_lifecycle_epilog(const rb_config *cfg, const char *cluster,
 			uint32_t job_id, int64_t restart_count, int exit_code,
 			int signal, const char *detail, int64_t now,
@@ -539,15 +528,6 @@ int rb_lifecycle_epilog(const rb_config *cfg, const char *cluster,
 	return rb_lifecycle_epilog_fn(cfg, cluster, job_id, restart_count,
 				      exit_code, signal, detail ? fixed_detail : NULL,
 				      (void *)detail, now, err);
-}
-
-int rb_lifecycle_epilog_fn(const rb_config *cfg, const char *cluster,
-			   uint32_t job_id, int64_t restart_count,
-			   int exit_code, int signal, rb_detail_fn fn,
-			   void *ctx, int64_t now, rb_err *err)
-{
-	return record_end(cfg, cluster, job_id, restart_count, true,
-			  RB_END_NONE, 0, now, exit_code, signal, fn, ctx, err);
 }
 
 int rb_lifecycle_grant(const rb_config *cfg, const char *cluster,
@@ -588,24 +568,6 @@ int rb_lifecycle_grant(const rb_config *cfg, const char *cluster,
 out:
 	unlock_close(&lr);
 	return rc;
-}
-
-int rb_lifecycle_forecast(const rb_config *cfg, const char *cluster,
-			  uint32_t job_id, char *reason, size_t reasonlen,
-			  rb_err *err)
-{
-	rb_record rec;
-	rb_budget copy;
-	int rc = rb_lifecycle_read(cfg, cluster, job_id, &rec, err);
-
-	if (rc != 0)
-		return -1;
-	copy = rec.budget;
-	if (copy.cur.attempt < 0)
-		return -1;
-	return rb_engine_start(&copy, copy.cur.attempt + 1, &copy.cur.limits,
-			       copy.cur.end_time, NULL, reason, reasonlen) ==
-			       RB_DECISION_REFUSE ? 1 : 0;
 }
 
 /* rb_lifecycle_read's checks as they were written before the fast path,

@@ -67,11 +67,6 @@ int rb_lifecycle_report(const rb_config *cfg, const char *cluster,
 			uint32_t job_id, int64_t attempt, rb_phase phase,
 			const char *checkpoint, rb_err *err);
 
-/* Attempt n ended. code: exit status, or 128+signal. */
-int rb_lifecycle_end(const rb_config *cfg, const char *cluster,
-		     uint32_t job_id, int64_t attempt, rb_end end, int code,
-		     int64_t now, rb_err *err);
-
 /*
  * Epilog: how did the recorded attempt end? The job's restart count is now
  * `restart_count`; a count above the recorded attempt means the controller
@@ -93,16 +88,6 @@ int rb_lifecycle_epilog_fn(const rb_config *cfg, const char *cluster,
 			   int exit_code, int signal, rb_detail_fn fn,
 			   void *ctx, int64_t now, rb_err *err);
 
-/*
- * Would the job's next attempt be refused? Charges a copy of the budget as
- * the next prolog would (with the limits of the current attempt) and returns
- * that decision: 0 = run, 1 = refuse, -1 = error or no record. `reason`
- * (may be NULL) gets the engine's explanation. Used by on_exhausted = "hold".
- */
-int rb_lifecycle_forecast(const rb_config *cfg, const char *cluster,
-			  uint32_t job_id, char *reason, size_t reasonlen,
-			  rb_err *err);
-
 /* Admin: give a job n more failures of budget (recorded in the event log). */
 int rb_lifecycle_grant(const rb_config *cfg, const char *cluster,
 		       uint32_t job_id, int n, const char *by, rb_err *err);
@@ -110,6 +95,5 @@ int rb_lifecycle_grant(const rb_config *cfg, const char *cluster,
 /* Read a job's record without the lock: 0, 1 = none, -1 = error. */
 int rb_lifecycle_read(const rb_config *cfg, const char *cluster,
 		      uint32_t job_id, rb_record *rec, rb_err *err);
-
 
 #endif

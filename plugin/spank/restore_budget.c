@@ -2,7 +2,8 @@
  * restore_budget.c - the SPANK glue: the only file that knows Slurm.
  *
  * It gathers each callback's inputs from Slurm and hands them to the core
- * (plugin/core/lifecycle.c). Which callback does what (SLURM-FACTS.md):
+ * (plugin/core/lifecycle.c). Which callback does what (docs/architecture.md,
+ * "Where each event happens"):
  *   sbatch         init: register options; init_post_opt: refuse over-cap values
  *   slurmd         init: load and check the config, log loudly
  *   job_prolog     (root, every node) charge the previous attempt, record this one
@@ -801,7 +802,7 @@ static void batch_user_init(spank_t sp)
 	step.attempt = rec.budget.cur.attempt;
 	{
 		/* The same resolution the prolog made: tell the job what was
-		 * clamped (DESIGN.md sec. 4: "a warning in the job's stderr"). */
+		 * clamped (docs/rule.md, "Limits": "a warning in the job's stderr"). */
 		char part[RB_NAME_MAX] = "", acct[RB_NAME_MAX] = "";
 		char warn[RB_ERR_MAX] = "";
 		rb_limits lim;

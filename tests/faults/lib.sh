@@ -4,7 +4,8 @@
 # while a job waits between two attempts.  Source it from a test:
 #   . "$(dirname "$0")/lib.sh"
 #
-# What "as designed" means after a fault (DESIGN.md sections 4, 7, 8):
+# What "as designed" means after a fault (docs/rule.md, "Limits";
+# docs/architecture.md, "Where each event happens" and "The ledger"):
 #   on_error = "open":   the attempt runs untracked (no RESTORE_BUDGET_* in
 #                        its environment) and slurmd.log has a restore_budget
 #                        error naming the path and the cause;

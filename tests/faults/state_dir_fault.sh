@@ -7,8 +7,9 @@
 #   full:     state_dir is a 1 MiB tmpfs; a file fills it (ENOSPC)
 #   readonly: the same tmpfs, remounted read-only (EROFS)
 #   gone:     state_dir renamed away (ENOENT)
-# then the job is released and attempt 1 starts.  As designed (DESIGN.md
-# sections 4 and 7, tests/faults/lib.sh): open -> attempt 1 runs untracked,
+# then the job is released and attempt 1 starts.  As designed (docs/rule.md,
+# "Limits"; docs/architecture.md, "Where each event happens";
+# tests/faults/lib.sh): open -> attempt 1 runs untracked,
 # COMPLETED, the error is in slurmd.log with the path and the cause; closed ->
 # attempt 1 refused with a clear message in the job's stderr, FAILED 1:0.
 # Always: slurmd up (same process), no node drained, and once the fault is

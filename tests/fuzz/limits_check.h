@@ -1,6 +1,6 @@
 /*
  * limits_check.h - what every resolved rb_limits must satisfy, whatever the
- * config file and the job asked for (DESIGN.md section 4: job values are
+ * config file and the job asked for (docs/rule.md, "Limits": job values are
  * clamped to the caps; config values are validated against them).
  */
 #ifndef RB_FUZZ_LIMITS_CHECK_H

@@ -1,6 +1,7 @@
 #!/bin/bash
 # test_clean.sh - a trial that is never interrupted: it completes, nothing is
-# charged, and it sees every RESTORE_BUDGET_* variable of DESIGN.md sec. 5.
+# charged, and it sees every RESTORE_BUDGET_* variable (docs/rule.md,
+# "What the job sees").
 . "$(dirname "$0")/lib.sh"
 T0=$SECONDS
 
@@ -17,7 +18,7 @@ expect "ExitCode" "$(job_field "$j" ExitCode)" "0:0"
 expect "Restarts" "$(job_field "$j" Restarts)" "0"
 expect "attempts that ran" "$(out_attempts "$out" | tr '\n' ' ')" "0 "
 
-# Every variable of DESIGN.md section 5, printed by trial.sh.
+# Every variable of docs/rule.md, "What the job sees", printed by trial.sh.
 for v in ATTEMPT PHASE CHECKPOINT FAILURES MAX_FAILURES RESTORE_FAILURES \
          RESTORE_RETRY_NUM RESTORES_LEFT LAST_END ACK_FILE; do
     checkq "RESTORE_BUDGET_$v present in the job's environment" out_var "$out" 0 "RESTORE_BUDGET_$v"
@@ -57,7 +58,8 @@ expect "end: end" "$(ev_get "$j" end 0 end)" completed
 check "slurmd.log: prolog logged attempt 0" \
     grep -q "restore_budget: job $j attempt 0: " "$RB_CLUSTER_DIR/log/slurmd.log"
 
-# The variables reach the job's steps too (DESIGN.md sec. 5: "batch script and its steps").
+# The variables reach the job's steps too (docs/rule.md, "What the job
+# sees": "the batch script and its steps").
 j2=$(submit_as_user -p low -o step-%j.out --wrap 'srun printenv RESTORE_BUDGET_ATTEMPT RESTORE_BUDGET_PHASE') ||
     fail "sbatch step job"
 check "step job $j2 completes" wait_state "$j2" COMPLETED 60

@@ -1,6 +1,6 @@
 #!/bin/bash
 # test_job_id_reused.sh - a job id reused by the same user must not inherit
-# the old job's record (DESIGN.md section 12: users "wait for job ids to be
+# the old job's record (docs/security.md: users "wait for job ids to be
 # reused"; none of that may "hand one job another job's budget").
 #   rbuser's job J (M=0, R=1) writes checkpoints, is requeued, its restore
 #   fails (exit 42 = RequeueExit) and its attempt 2 is refused: the ledger

@@ -1,6 +1,6 @@
 #!/bin/bash
 # test_state_dir_user_cannot_write.sh - "Nothing inside state_dir is writable
-# by a user: neither a directory nor a file" (DESIGN.md section 12), with a
+# by a user: neither a directory nor a file" (docs/security.md), with a
 # real tracked job that acknowledges its restores.
 #   A trial (M=0, R=1, restore_timeout=0) with a checkpoint dir is preempted,
 #   its attempt 1 restores and acknowledges through $RESTORE_BUDGET_ACK_FILE,

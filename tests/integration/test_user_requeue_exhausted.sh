@@ -1,6 +1,6 @@
 #!/bin/bash
 # test_user_requeue_exhausted.sh - a user cannot run past an exhausted budget
-# by requeueing (or releasing) their own job (DESIGN.md section 12: any user
+# by requeueing (or releasing) their own job (docs/security.md: any user
 # may "requeue their own jobs"; none of that may "let a job run past its
 # exhausted budget").
 #   A: on_exhausted = "fail".  rbuser's trial (M=0, R=1) fails its restore

@@ -1,5 +1,5 @@
 /*
- * rel_concurrency.c - many nodes, one job (DESIGN.md section 3: "Charging
+ * rel_concurrency.c - many nodes, one job (docs/rule.md, "The rule": "Charging
  * is idempotent per attempt: each attempt is charged at most once, however
  * many nodes or callbacks see its start").
  *

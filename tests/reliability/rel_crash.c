@@ -1,5 +1,6 @@
 /*
- * rel_crash.c - crash consistency of the ledger (DESIGN.md section 8):
+ * rel_crash.c - crash consistency of the ledger (docs/architecture.md,
+ * "The ledger"):
  * "a crash at any instant leaves the old or the new record, never a torn
  * one", and the event log keeps every event whose append returned.
  *

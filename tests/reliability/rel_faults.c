@@ -1,6 +1,7 @@
 /*
- * rel_faults.c - the state_dir failing under the core (DESIGN.md sections
- * 7 and 8): full, read-only, gone. Each time rb_lifecycle_start must return
+ * rel_faults.c - the state_dir failing under the core (docs/architecture.md,
+ * "Where each event happens" and "The ledger"): full, read-only, gone.
+ * Each time rb_lifecycle_start must return
  * -1 with a message that says what is wrong (the glue logs it and applies
  * on_error; it never drains the node), the old record must still be intact
  * and readable, and no temp file may ever be taken for a record. Once the

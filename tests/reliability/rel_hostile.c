@@ -1,5 +1,5 @@
 /*
- * rel_hostile.c - hostile input at the core level (DESIGN.md section 10):
+ * rel_hostile.c - hostile input at the core level (docs/security.md):
  * untrusted state_dir, symlinks planted anywhere under it, corrupt or
  * hand-edited records, a user trying to raise their own budget, garbage
  * job options, and hostile --checkpoint-dir trees resolved as the user.

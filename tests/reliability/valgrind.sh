@@ -1,6 +1,7 @@
 #!/bin/bash
 # tests/reliability/valgrind.sh - memcheck over the core's lifecycle path and
-# the restore-budget CLI (DESIGN.md sections 8, 9).
+# the restore-budget CLI (docs/architecture.md, "The ledger";
+# contrib/cli/README.md).
 #
 # build/reliability/vg_plugin loads build/restore_budget.so with stand-ins
 # for the host's SPANK API and runs its callbacks; vg_driver drives the core

@@ -10,7 +10,8 @@
  *
  * A job whose restores all fail (exit 42 after a preemption) with M=1, R=2
  * must be refused in task_init at attempt 5 = R x (M+1) + 1; exit 0 if the
- * plugin did exactly that and exported what DESIGN.md section 5 lists.
+ * plugin did exactly that and exported what docs/rule.md, "What the job
+ * sees", lists.
  */
 #include <dlfcn.h>
 #include <stdarg.h>

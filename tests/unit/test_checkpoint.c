@@ -1,5 +1,6 @@
 /*
- * test_checkpoint.c - finding the checkpoint (DESIGN.md section 6), one test
+ * test_checkpoint.c - finding the checkpoint (docs/rule.md, "Finding the
+ * checkpoint"), one test
  * per rule, on real directories under /tmp.
  */
 #define _GNU_SOURCE

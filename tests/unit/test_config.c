@@ -1,6 +1,6 @@
 /*
  * test_config.c - the admin's config file, job options and caps
- * (DESIGN.md section 4; plugin/core/config.h).
+ * (docs/rule.md, "Limits"; plugin/core/config.h).
  *
  * Every error test asserts the exact "file:line: message" text.
  */

@@ -1,5 +1,5 @@
 /*
- * test_engine.c - every rule of DESIGN.md section 3, named after the rule.
+ * test_engine.c - every rule of docs/rule.md, "The rule", named after the rule.
  */
 #include <stdarg.h>
 #include <stddef.h>

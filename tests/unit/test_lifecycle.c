@@ -398,7 +398,7 @@ static void test_ack_left_in_the_old_place_still_confirms(void **state)
 	assert_int_equal(read_rec(f, 36).budget.cur.confirmed, RB_CONFIRM_NONE);
 }
 
-/* DESIGN.md sec. 12: nothing inside state_dir is writable by a user. */
+/* docs/security.md: nothing inside state_dir is writable by a user. */
 static void test_nothing_in_state_dir_is_writable_by_the_job_user(void **state)
 {
 	fixture *f = *state;
@@ -482,33 +482,6 @@ static void test_grant_adds_budget_and_is_logged(void **state)
 	assert_int_equal(start(f, 60, n + 1), RB_DECISION_RUN);
 	assert_int_equal(rb_lifecycle_grant(f->cfg, CLUSTER, 60, 0, "root", &err), -1);
 	assert_int_equal(rb_lifecycle_grant(f->cfg, CLUSTER, 61, 1, "root", &err), -1);
-}
-
-static void test_forecast_predicts_refusal_of_next_attempt(void **state)
-{
-	fixture *f = *state;
-	char reason[RB_REASON_MAX];
-	rb_err err;
-	int64_t n;
-
-	start(f, 80, 0);
-	rb_lifecycle_report(f->cfg, CLUSTER, 80, 0, RB_PHASE_FRESH, CKPT, &err);
-	rb_lifecycle_epilog(f->cfg, CLUSTER, 80, 1, 0, 0, NULL, 1, &err);
-	assert_int_equal(rb_lifecycle_forecast(f->cfg, CLUSTER, 80, reason,
-					       sizeof(reason), &err), 0);
-	/* M=1, R=2: restores 1..4 fail; after the 4th the next is refused */
-	for (n = 1; n <= 4; n++) {
-		assert_int_equal(start(f, 80, n), RB_DECISION_RUN);
-		rb_lifecycle_epilog(f->cfg, CLUSTER, 80, n, 42, 0, NULL, 1, &err);
-		assert_int_equal(rb_lifecycle_forecast(f->cfg, CLUSTER, 80, reason,
-						       sizeof(reason), &err),
-				 n == 4 ? 1 : 0);
-	}
-	assert_non_null(strstr(reason, "budget exhausted"));
-	/* the forecast changed nothing: the real start agrees */
-	assert_int_equal(start(f, 80, 5), RB_DECISION_REFUSE);
-	assert_int_equal(rb_lifecycle_forecast(f->cfg, CLUSTER, 81, reason,
-					       sizeof(reason), &err), -1);
 }
 
 static int find_line(const char *line, bool ok, void *ctx)
@@ -704,7 +677,6 @@ int main(void)
 		T(test_corrupt_record_is_an_error_not_a_fresh_budget),
 		T(test_grant_adds_budget_and_is_logged),
 		T(test_event_log_keeps_every_attempt),
-		T(test_forecast_predicts_refusal_of_next_attempt),
 		T(test_reused_job_id_of_another_user_starts_a_new_budget),
 		T(test_reused_job_id_of_the_same_user_starts_a_new_budget),
 		T(test_submission_identity_tells_jobs_with_one_id_apart),

@@ -2,8 +2,8 @@
  * test_record.c - the ledger record's text form (plugin/core/record.c).
  *
  * A record must round-trip every field exactly, and every damaged, torn,
- * foreign or hand-edited text must be refused with a reason (DESIGN.md
- * section 8: "never a torn one").
+ * foreign or hand-edited text must be refused with a reason
+ * (docs/architecture.md, "The ledger": "never read as a fresh budget").
  */
 #define _GNU_SOURCE /* memmem */
 #include <stdarg.h>
