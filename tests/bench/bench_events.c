@@ -1,7 +1,7 @@
 /*
  * bench_events.c - cost of the plugin's per-event work, in-process.
  *
- * Drives the same core code the SPANK glue runs (plugin/spank/restore_budget.c),
+ * Drives the same core code the SPANK glue runs (plugin/spank/),
  * with the glue's calls in the glue's order, against a real config file and a
  * real state_dir:
  *

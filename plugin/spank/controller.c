@@ -1,0 +1,113 @@
+/*
+ * controller.c - what the glue asks the controller, through squeue and
+ * scontrol run with the callback's deadline (plugin/core/scontrol.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "scontrol.h"
+
+#include "glue.h"
+
+/*
+ * Nothing here calls libslurm: on 24.11+ an RPC from the prolog or epilog
+ * process is fatal there (libslurm is not initialised in it), and libslurm's
+ * RPCs have no deadline. squeue and scontrol run as children instead, killed
+ * at the callback's deadline (docs/slurm-facts.md, "Asking the controller").
+ */
+static rb_deadline callback_deadline;
+
+/* Every callback that may ask the controller starts its clock here. */
+void start_clock(void)
+{
+	callback_deadline = rb_deadline_in(RB_CALLBACK_DEADLINE_MS);
+}
+
+static rb_controller controller(void)
+{
+	rb_controller c = { slurm_bindir, getenv("SLURM_CONF"),
+			    callback_deadline };
+
+	return c;
+}
+
+/* The job's account: the prolog's environment has SLURM_JOB_ACCOUNT when
+ * the job has one; ask the controller only when it lacks it and the config
+ * has accounts to match. */
+void controller_account(uint32_t job_id, char *buf, size_t len)
+{
+	rb_controller c = controller();
+	rb_ctl_job info;
+	rb_err err;
+
+	buf[0] = '\0';
+	if (rb_controller_job(&c, job_id, &info, &err) < 0) {
+		rb_log(RB_LOG_INFO, "job %u: account unknown: %s", job_id,
+		       err.msg);
+		return;
+	}
+	rb_strlcpy(buf, info.account, len);
+}
+
+/* Preempted, or requeued by someone (scontrol requeue)? For the event log.
+ * ctx points at the job id (an rb_detail_fn). */
+const char *controller_interruption(void *ctx)
+{
+	rb_controller c = controller();
+	rb_ctl_job info;
+	rb_err err;
+
+	if (rb_controller_job(&c, *(uint32_t *)ctx, &info, &err) < 0) {
+		rb_log(RB_LOG_INFO, "job %u: interruption cause unknown: %s",
+		       *(uint32_t *)ctx, err.msg);
+		return NULL;
+	}
+	if (!info.have_preempt)
+		return NULL;
+	return info.preempted ? "preempted" : "requeued";
+}
+
+/*
+ * on_exhausted = "hold": rather than run an exhausted attempt only to refuse
+ * it, the prolog that refuses it requeues the job held (as `scontrol
+ * requeuehold` does) with the reason in its AdminComment, so an admin can
+ * `restore-budget grant` and `scontrol release` it. (An epilog cannot do it
+ * for a RequeueExit: the job is still COMPLETING then and the controller
+ * refuses the update; verified on 22.05.) The refused attempt is never
+ * charged, so the released job's next attempt runs on the granted budget.
+ * If the controller cannot be reached in time, the attempt is refused in
+ * task_init instead, as with on_exhausted = "fail".
+ */
+void hold_exhausted(uint32_t job_id, const char *reason)
+{
+	char comment[RB_REASON_MAX + 64];
+	rb_controller c = controller();
+	rb_err err;
+
+	snprintf(comment, sizeof(comment), "restore_budget: held: %s", reason);
+	if (rb_controller_comment(&c, job_id, comment, &err) < 0)
+		rb_log(RB_LOG_INFO, "job %u: cannot set AdminComment: %s",
+		       job_id, err.msg);
+	if (rb_controller_requeue_hold(&c, job_id, &err) < 0) {
+		rb_log(RB_LOG_ERROR, "job %u: requeue-hold failed (%s); the attempt is refused instead",
+		       job_id, err.msg);
+		return;
+	}
+	rb_log(RB_LOG_WARNING, "job %u held: %s; 'restore-budget grant %u --failures N' then 'scontrol release %u'",
+	       job_id, reason, job_id, job_id);
+}
+
+/* The job's restart count according to the controller, or -1. */
+int64_t controller_restart_count(uint32_t job_id)
+{
+	rb_controller c = controller();
+	rb_ctl_job info;
+	rb_err err;
+
+	if (rb_controller_job(&c, job_id, &info, &err) < 0) {
+		rb_log(RB_LOG_INFO, "job %u: restart count unknown: %s", job_id,
+		       err.msg);
+		return -1;
+	}
+	return info.have_restarts ? info.restarts : -1;
+}

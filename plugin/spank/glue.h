@@ -1,0 +1,63 @@
+/*
+ * glue.h - what the SPANK glue's files share (plugin/spank/).
+ *
+ * plugin.c holds the only SPANK_PLUGIN and the entry points, each of which
+ * hands its context to one file: allocator.c (sbatch), slurmd.c (slurmd
+ * start), job_script.c (prolog and epilog), batch.c (the batch step).
+ * options.c and controller.c serve several of them; compat.h hides what
+ * differs between Slurm releases. None of these symbols leaves the plugin
+ * (exports.map).
+ */
+#ifndef RB_GLUE_H
+#define RB_GLUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <slurm/spank.h>
+
+#include "config.h"
+#include "diag.h"
+#include "engine.h"
+#include "lifecycle.h"
+
+/* All the controller questions of one callback share this deadline: the
+ * prolog and epilog must end well inside any PrologEpilogTimeout a site
+ * sets (it is unlimited by default; docs/slurm-facts.md). */
+#define RB_CALLBACK_DEADLINE_MS 10000
+
+/* --- plugin.c: plugstack arguments and the process's helpers --- */
+extern char slurm_bindir[RB_PATH_MAX];
+rb_config *load_config(rb_err *err);
+bool env_int64(const char *s, int64_t *out);
+bool env_u32(const char *s, uint32_t *out);
+const char *env_or(const char *name, const char *fallback);
+const char *cluster_name(void);
+unsigned prolog_flags(void);
+bool job_is_tracked(const rb_config *cfg, bool has_options);
+
+/* --- options.c --- */
+void register_options(spank_t sp);
+bool read_options(spank_t sp, rb_overrides *job, char *ckpt_dir, size_t len);
+/* what sbatch was given, or NULL if no option was */
+const rb_overrides *submitted_options(void);
+
+/* --- controller.c: squeue/scontrol with the callback's deadline --- */
+void start_clock(void);
+void controller_account(uint32_t job_id, char *buf, size_t len);
+const char *controller_interruption(void *ctx);
+void hold_exhausted(uint32_t job_id, const char *reason);
+int64_t controller_restart_count(uint32_t job_id);
+
+/* --- the contexts --- */
+int allocator_post_opt(spank_t sp);         /* allocator.c */
+void slurmd_init(void);                     /* slurmd.c */
+void prolog(spank_t sp);                    /* job_script.c */
+void epilog(void);                          /* job_script.c */
+bool is_batch_step(spank_t sp);             /* batch.c */
+void batch_user_init(spank_t sp);
+void batch_post_fork(void);
+int batch_task_init(spank_t sp);
+
+#endif

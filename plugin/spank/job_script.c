@@ -1,0 +1,131 @@
+/*
+ * job_script.c - the job prolog and epilog (root, every node of the job):
+ * read the job from the environment, hand it to the core. Neither ever
+ * fails: a failing prolog or epilog drains the node.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "identity.h"
+#include "record.h"
+
+#include "glue.h"
+
+void prolog(spank_t sp)
+{
+	rb_overrides opts;
+	char ckpt_dir[RB_PATH_MAX];
+	char account[RB_NAME_MAX];
+	char submission[RB_SUBMISSION_MAX];
+	rb_job_info job = { 0 };
+	rb_start_result res;
+	rb_config *cfg;
+	rb_err err;
+	bool has_options;
+
+	start_clock();
+	cfg = load_config(&err);
+	if (!cfg) {
+		rb_log(RB_LOG_ERROR, "prolog: %s; job %s runs untracked (on_error)",
+		       err.msg, env_or("SLURM_JOB_ID", "?"));
+		return;
+	}
+	has_options = read_options(sp, &opts, ckpt_dir, sizeof(ckpt_dir));
+	if (!job_is_tracked(cfg, has_options))
+		goto out;
+	if (!env_u32(getenv("SLURM_JOB_ID"), &job.job_id) ||
+	    !env_u32(getenv("SLURM_JOB_UID"), &job.uid) ||
+	    !env_u32(getenv("SLURM_JOB_GID"), &job.gid)) {
+		rb_log(RB_LOG_ERROR, "prolog: SLURM_JOB_ID/UID/GID missing; job untracked");
+		goto out;
+	}
+	if (!env_int64(getenv("SLURM_JOB_RESTART_COUNT"), &job.attempt))
+		job.attempt = 0;
+	job.cluster = cluster_name();
+	job.user = env_or("SLURM_JOB_USER", "");
+	job.partition = env_or("SLURM_JOB_PARTITION", NULL);
+	job.account = env_or("SLURM_JOB_ACCOUNT", NULL);
+	if (!job.account && cfg->n_accounts > 0) {
+		controller_account(job.job_id, account, sizeof(account));
+		job.account = account[0] ? account : NULL;
+	}
+	job.work_dir = env_or("SLURM_JOB_WORK_DIR", "");
+	job.checkpoint_dir = ckpt_dir[0] ? ckpt_dir : NULL;
+	job.submission = rb_submission_of(getenv("SPANK_" RB_SUBMISSION_VAR),
+					  getenv("SLURM_JOB_SLUID"), submission,
+					  sizeof(submission));
+	job.options = opts;
+	job.now = time(NULL);
+
+	if (rb_lifecycle_start(cfg, &job, &res, &err) < 0) {
+		rb_log(RB_LOG_ERROR, "prolog: job %u attempt %" PRId64 ": %s",
+		       job.job_id, job.attempt, err.msg);
+		goto out;
+	}
+	if (res.duplicate)
+		goto out;
+	if (res.decision == RB_DECISION_REFUSE &&
+	    cfg->on_exhausted == RB_ON_EXHAUSTED_HOLD) {
+		hold_exhausted(job.job_id, res.reason);
+		goto out;
+	}
+	rb_log(res.decision == RB_DECISION_REFUSE ? RB_LOG_WARNING : RB_LOG_INFO,
+	       "job %u attempt %" PRId64 ": %s%s", job.job_id, job.attempt,
+	       res.reason,
+	       res.decision == RB_DECISION_REFUSE ? " (refused in task_init)" : "");
+out:
+	rb_config_free(cfg);
+}
+
+/* SLURM_JOB_EXIT_CODE2 is "EXIT:SIGNAL"; anything else counts as 0:0. */
+static void parse_exit_code2(const char *s, int *exit_code, int *sig)
+{
+	char *end;
+	long e, g;
+
+	*exit_code = 0;
+	*sig = 0;
+	if (!s)
+		return;
+	errno = 0;
+	e = strtol(s, &end, 10);
+	if (errno || end == s || *end != ':' || e < 0 || e > 255)
+		return;
+	s = end + 1;
+	g = strtol(s, &end, 10);
+	if (errno || end == s || *end || g < 0 || g > 128)
+		return;
+	*exit_code = (int)e;
+	*sig = (int)g;
+}
+
+void epilog(void)
+{
+	rb_config *cfg;
+	rb_err err;
+	uint32_t job_id;
+	int64_t count = 0;
+	int exit_code, sig;
+
+	if (!env_u32(getenv("SLURM_JOB_ID"), &job_id))
+		return;
+	/* (Under RunInJob Slurm runs no SPANK epilog: nothing to check here,
+	 * and slurm.conf is not read on this hot path.) */
+	start_clock();
+	cfg = load_config(&err);
+	if (!cfg) {
+		rb_log(RB_LOG_ERROR, "epilog: job %u: %s", job_id, err.msg);
+		return;
+	}
+	env_int64(getenv("SLURM_JOB_RESTART_COUNT"), &count);
+	parse_exit_code2(getenv("SLURM_JOB_EXIT_CODE2"), &exit_code, &sig);
+	/* An untracked job has no record: nothing happens. Only an
+	 * interruption costs a controller query (it is rare). */
+	if (rb_lifecycle_epilog_fn(cfg, cluster_name(), job_id, count,
+				   exit_code, sig, controller_interruption,
+				   &job_id, time(NULL), &err) < 0)
+		rb_log(RB_LOG_ERROR, "epilog: job %u: %s", job_id, err.msg);
+	rb_config_free(cfg);
+}
