@@ -107,4 +107,8 @@ int rb_options_parse(rb_overrides *job, const char *name, const char *value,
 int rb_config_check_caps(const rb_config *cfg, const rb_overrides *job,
 			 rb_err *err);
 
+/* Copy s into buf as printable text for a message (control bytes, '"' and
+ * '\\' escaped), truncated with "..." when it does not fit. */
+void rb_config_quote(const char *s, char *buf, size_t len);
+
 #endif
