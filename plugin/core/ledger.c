@@ -970,124 +970,125 @@ static void share_log(rb_job *j, uint32_t gid)
 		       j->job_id, gid, strerror(errno));
 }
 
-int rb_ledger_write(rb_job *j, rb_record *rec, rb_err *err)
-{
-	rb_ledger *l = j->l;
-	char name[NAME_BUF], tmp[2 * NAME_BUF], path[PATH_BUF];
-	char old_cluster[RB_NAME_MAX];
-	uint32_t old_job_id = rec->job_id;
-	uint64_t old_seq = rec->seq;
-	int64_t old_created = rec->created, old_updated = rec->updated;
-	rb_record *check = NULL;
-	char small[4096];
-	char *buf = NULL;
-	const char *text;
-	bool tmp_made = false, renamed = false;
-	rb_err perr;
-	ssize_t n;
-	int fd = -1;
-	int rc = -1;
-
-	memcpy(old_cluster, rec->cluster, sizeof(old_cluster));
-	file_name(j->job_id, ".rec", name, sizeof(name));
-	tmp_name(name, (long)getpid(), tmp, sizeof(tmp));
 /* Messages only: built when one is needed. */
-#define PATH() job_path(l, j->job_id, name, path, sizeof(path))
+#define PATH() job_path(j->l, j->job_id, name, path, sizeof(path))
 
-	/* A record names its job; never file one under another's name. */
+/* A record names its job: never file one under another's name. Then
+ * stamp it (seq, updated, created). */
+static int stamp_record(rb_job *j, rb_record *rec, const char *name,
+			rb_err *err)
+{
+	char path[PATH_BUF];
+
 	if (rec->job_id == 0)
 		rec->job_id = j->job_id;
 	if (!rec->cluster[0])
-		rb_strlcpy(rec->cluster, l->cluster, sizeof(rec->cluster));
-	if (rec->job_id != j->job_id || strcmp(rec->cluster, l->cluster) != 0) {
-		rb_err_set(err, "%s: refusing to store the record of job %" PRIu32
-			   " on cluster %.63s here", PATH(), rec->job_id,
-			   rec->cluster);
-		goto fail;
-	}
+		rb_strlcpy(rec->cluster, j->l->cluster, sizeof(rec->cluster));
+	if (rec->job_id != j->job_id || strcmp(rec->cluster, j->l->cluster) != 0)
+		return rb_err_set(err, "%s: refusing to store the record of job %" PRIu32
+				  " on cluster %.63s here", PATH(), rec->job_id,
+				  rec->cluster);
 	rec->seq++;
 	rec->updated = (int64_t)time(NULL);
 	if (rec->created == 0)
 		rec->created = rec->updated;
+	return 0;
+}
 
-	check = malloc(sizeof(*check));
-	if (!check) {
-		rb_err_set(err, "out of memory");
-		goto fail;
-	}
-	/* A record is ~1 KiB: format on the stack, and only if it does not
-	 * fit there, into a buffer of the largest size a record may have (a
-	 * 64 KiB malloc+free per write made glibc trim its heap each time). */
-	n = rb_record_format(rec, small, sizeof(small));
-	if (n >= 0) {
-		text = small;
-	} else {
-		buf = malloc(RB_RECORD_TEXT_MAX + 1);
-		if (!buf) {
-			rb_err_set(err, "out of memory");
-			goto fail;
-		}
-		text = buf;
-		n = rb_record_format(rec, buf, RB_RECORD_TEXT_MAX + 1);
-	}
+/*
+ * Format rec and parse it back: never write a record that the next reader
+ * would refuse (e.g. a counter out of range), or the job would lose its
+ * budget history. A record is ~1 KiB: it is formatted into small, and only
+ * if it does not fit there into *big, of the largest size a record may
+ * have (a 64 KiB malloc+free per write made glibc trim its heap each
+ * time). Returns the length (*text: which buffer) or -1.
+ */
+static ssize_t format_checked(rb_job *j, const rb_record *rec,
+			      const char *name, char *small, size_t smalllen,
+			      char **big, const char **text, rb_err *err)
+{
+	char path[PATH_BUF];
+	rb_record *check = malloc(sizeof(*check));
+	rb_err perr;
+	ssize_t n = -1;
+
+	if (!check)
+		return rb_err_set(err, "out of memory");
+	*text = small;
+	n = rb_record_format(rec, small, smalllen);
 	if (n < 0) {
+		*big = malloc(RB_RECORD_TEXT_MAX + 1);
+		if (!*big) {
+			free(check);
+			return rb_err_set(err, "out of memory");
+		}
+		*text = *big;
+		n = rb_record_format(rec, *big, RB_RECORD_TEXT_MAX + 1);
+	}
+	if (n < 0)
 		rb_err_set(err, "%s: cannot format the record (an enum value "
 			   "has no name or the text exceeds %ld bytes)", PATH(),
 			   RB_RECORD_TEXT_MAX);
-		goto fail;
-	}
-	/* Never write a record that the next reader would refuse (e.g. a
-	 * counter out of range): the job would lose its budget history. */
-	if (rb_record_parse(text, (size_t)n, check, &perr) < 0) {
-		rb_err_set(err, "%s: refusing to write a record that would not "
-			   "read back: %s", PATH(), perr.msg);
-		goto fail;
-	}
+	else if (rb_record_parse(*text, (size_t)n, check, &perr) < 0)
+		n = rb_err_set(err, "%s: refusing to write a record that would "
+			       "not read back: %s", PATH(), perr.msg);
+	free(check);
+	return n;
+}
+
+/*
+ * Write text into the temp file tmp, readable by root and the job's group
+ * only (docs/security.md, "Who reads what"; the owner stays root, so no
+ * user can chmod it), fsync'd and closed. *made says whether it exists.
+ */
+static int write_temp(rb_job *j, const char *tmp, const char *name,
+		      const char *text, size_t n, uint32_t gid, bool *made,
+		      rb_err *err)
+{
+	const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+	char path[PATH_BUF];
+	int fd;
 
 	/* We hold the job's lock, so a temp file with our pid can only be
 	 * the leftover of a crashed earlier process that had it. */
-	fd = openat(j->bucket_fd, tmp, O_WRONLY | O_CREAT | O_EXCL |
-		    O_NOFOLLOW | O_CLOEXEC, RB_LEDGER_FILE_MODE);
+	fd = openat(j->bucket_fd, tmp, flags, RB_LEDGER_FILE_MODE);
 	if (fd < 0 && errno == EEXIST) {
-		if (unlinkat(j->bucket_fd, tmp, 0) < 0 && errno != ENOENT) {
-			rb_err_set(err, "%s.tmp.%ld: %s", PATH(), (long)getpid(),
-				   strerror(errno));
+		if (unlinkat(j->bucket_fd, tmp, 0) < 0 && errno != ENOENT)
 			goto fail;
-		}
-		fd = openat(j->bucket_fd, tmp, O_WRONLY | O_CREAT | O_EXCL |
-			    O_NOFOLLOW | O_CLOEXEC, RB_LEDGER_FILE_MODE);
+		fd = openat(j->bucket_fd, tmp, flags, RB_LEDGER_FILE_MODE);
 	}
-	if (fd < 0) {
-		rb_err_set(err, "%s.tmp.%ld: %s", PATH(), (long)getpid(),
-			   strerror(errno));
+	if (fd < 0)
 		goto fail;
-	}
-	tmp_made = true;
-	/* readable by root and the job's group only (docs/security.md,
-	 * "Who reads what"); the owner stays root, so no user can chmod it */
-	if (fchown(fd, 0, rec->gid) < 0 || fchmod(fd, RB_LEDGER_FILE_MODE) < 0 ||
-	    write_all(fd, text, (size_t)n) < 0 ||
-	    fsync(fd) < 0) {
-		rb_err_set(err, "%s.tmp.%ld: %s", PATH(), (long)getpid(),
-			   strerror(errno));
+	*made = true;
+	if (fchown(fd, 0, gid) < 0 || fchmod(fd, RB_LEDGER_FILE_MODE) < 0 ||
+	    write_all(fd, text, n) < 0 || fsync(fd) < 0) {
+		int e = errno;
+
+		close(fd);
+		errno = e;
 		goto fail;
 	}
 	/* close() reports delayed write errors on NFS. */
-	if (close(fd) < 0) {
-		fd = -1;
-		rb_err_set(err, "%s.tmp.%ld: close: %s", PATH(), (long)getpid(),
-			   strerror(errno));
-		goto fail;
-	}
-	fd = -1;
+	if (close(fd) < 0)
+		return rb_err_set(err, "%s.tmp.%ld: close: %s", PATH(),
+				  (long)getpid(), strerror(errno));
+	return 0;
+fail:
+	return rb_err_set(err, "%s.tmp.%ld: %s", PATH(), (long)getpid(),
+			  strerror(errno));
+}
+
+/* Put tmp in name's place, durably. *renamed: the new record is there. */
+static int install(rb_job *j, const char *tmp, const char *name,
+		   bool *renamed, rb_err *err)
+{
+	char path[PATH_BUF];
+
 	/* rename() replaces a symlink planted as <id>.rec itself, never its
 	 * target. */
-	if (renameat(j->bucket_fd, tmp, j->bucket_fd, name) < 0) {
-		rb_err_set(err, "%s: rename: %s", PATH(), strerror(errno));
-		goto fail;
-	}
-	tmp_made = false;
-	renamed = true;
+	if (renameat(j->bucket_fd, tmp, j->bucket_fd, name) < 0)
+		return rb_err_set(err, "%s: rename: %s", PATH(), strerror(errno));
+	*renamed = true;
 	/*
 	 * The rename lives in the directory, not in the file: until the
 	 * directory is on disk, a power loss can bring back the old record
@@ -1095,17 +1096,45 @@ int rb_ledger_write(rb_job *j, rb_record *rec, rb_err *err)
 	 * let an attempt run, refused one). Only after this fsync is the new
 	 * record the one every node will see after a crash.
 	 */
-	if (fsync(j->bucket_fd) < 0) {
-		rb_err_set(err, "%s: fsync of the directory: %s", PATH(),
-			   strerror(errno));
+	if (fsync(j->bucket_fd) < 0)
+		return rb_err_set(err, "%s: fsync of the directory: %s", PATH(),
+				  strerror(errno));
+	return 0;
+}
+#undef PATH
+
+int rb_ledger_write(rb_job *j, rb_record *rec, rb_err *err)
+{
+	char name[NAME_BUF], tmp[2 * NAME_BUF];
+	char old_cluster[RB_NAME_MAX];
+	uint32_t old_job_id = rec->job_id;
+	uint64_t old_seq = rec->seq;
+	int64_t old_created = rec->created, old_updated = rec->updated;
+	char small[4096];
+	char *big = NULL;
+	const char *text;
+	bool tmp_made = false, renamed = false;
+	ssize_t n;
+	int rc = -1;
+
+	memcpy(old_cluster, rec->cluster, sizeof(old_cluster));
+	file_name(j->job_id, ".rec", name, sizeof(name));
+	tmp_name(name, (long)getpid(), tmp, sizeof(tmp));
+	if (stamp_record(j, rec, name, err) < 0)
 		goto fail;
-	}
+	n = format_checked(j, rec, name, small, sizeof(small), &big, &text, err);
+	if (n < 0 ||
+	    write_temp(j, tmp, name, text, (size_t)n, rec->gid, &tmp_made,
+		       err) < 0)
+		goto fail;
+	/* once renamed, a failed fsync of the directory still fails the
+	 * write, but the new record is in place */
+	if (install(j, tmp, name, &renamed, err) < 0)
+		goto fail;
 	share_log(j, rec->gid);
 	rc = 0;
 fail:
-	if (fd >= 0)
-		close(fd);
-	if (tmp_made)
+	if (tmp_made && !renamed)
 		unlinkat(j->bucket_fd, tmp, 0);
 	if (rc < 0 && !renamed) {
 		/* Nothing reached the disk: give the caller back its record. */
@@ -1115,10 +1144,8 @@ fail:
 		rec->created = old_created;
 		rec->updated = old_updated;
 	}
-	free(check);
-	free(buf);
+	free(big);
 	return rc;
-#undef PATH
 }
 
 /* ---- the event log ------------------------------------------------------- */

@@ -238,17 +238,102 @@ static bool record_is_another_jobs(spank_t sp, const rb_record *rec)
 	return true;
 }
 
+/* Tell the job what the prolog's resolution of its limits clamped
+ * (docs/rule.md, "Limits": "a warning in the job's stderr"). */
+static void warn_clamped(spank_t sp, const rb_config *cfg,
+			 const rb_overrides *opts)
+{
+	char part[RB_NAME_MAX] = "", acct[RB_NAME_MAX] = "";
+	char warn[RB_ERR_MAX] = "";
+	rb_limits lim;
+
+	if (spank_getenv(sp, "SLURM_JOB_PARTITION", part, sizeof(part)) !=
+	    ESPANK_SUCCESS)
+		part[0] = '\0';
+	if (spank_getenv(sp, "SLURM_JOB_ACCOUNT", acct, sizeof(acct)) !=
+	    ESPANK_SUCCESS)
+		acct[0] = '\0';
+	if (rb_config_resolve(cfg, part[0] ? part : NULL, acct[0] ? acct : NULL,
+			      opts, &lim, warn, sizeof(warn)) > 0)
+		add_warning("%s", warn);
+}
+
+/* The checkpoint to hand out, found as the job's user: the newest in its
+ * directory, else the last one on record. */
+static void choose_checkpoint(const rb_config *cfg, const rb_record *rec,
+			      const char *ckpt_dir)
+{
+	char found[RB_PATH_MAX] = "";
+	rb_err err;
+	int rc;
+
+	if (ckpt_dir[0]) {
+		rc = rb_checkpoint_find(rec->work_dir, ckpt_dir,
+					cfg->checkpoint_pattern,
+					cfg->checkpoint_latest, found,
+					sizeof(found), &err);
+		/* A directory the job has not created yet is no news, unless
+		 * a checkpoint was already found in it once. */
+		if (rc < 0 && !(errno == ENOENT && !rec->budget.checkpoint[0]))
+			add_warning("%s; handing out the last known checkpoint",
+				    err.msg);
+		if (rc < 0)
+			found[0] = '\0';
+	}
+	rb_strlcpy(step.checkpoint, found[0] ? found : rec->budget.checkpoint,
+		   sizeof(step.checkpoint));
+}
+
+/* This job's record, caught up if Slurm ran this attempt without a
+ * prolog. 0, or -1 (said why; on_error applied or nothing to export). */
+static int read_this_jobs_record(spank_t sp, const rb_config *cfg,
+				 const rb_overrides *opts,
+				 const char *ckpt_dir, rb_record *rec)
+{
+	rb_err err;
+	int rc;
+
+	rc = rb_lifecycle_read(cfg, step.cluster, step.job_id, rec, &err);
+	if (rc != 0) {
+		step_error(cfg, rc > 0 ? "no ledger record (the prolog did not record this attempt)" :
+					 err.msg);
+		return -1;
+	}
+	if (record_is_another_jobs(sp, rec)) {
+		step_error(cfg, "the ledger's record with this job id is another job's (the prolog did not record this one)");
+		return -1;
+	}
+	if (rec->budget.cur.end == RB_END_NONE)
+		return 0;
+	rc = catch_up_start(cfg, rec, opts, ckpt_dir);
+	if (rc == -1)
+		step_error(cfg, "this attempt could not be recorded in the ledger (see slurmd.log)");
+	/* -2: could not give up root: export nothing */
+	return rc < 0 ? -1 : 0;
+}
+
+/* Is this job tracked here? Says why not to the job when it matters. */
+static bool tracked_here(const rb_config *cfg, bool has_options)
+{
+	if (!job_is_tracked(cfg, has_options))
+		return false;
+	if (prolog_flags() & RB_PF_RUN_IN_JOB) {
+		/* untracked, as slurmd said at start; tell the job too */
+		add_warning("this cluster runs PrologFlags=RunInJob, under which Slurm runs no SPANK prolog or epilog: job %u runs without a restore budget",
+			    step.job_id);
+		return false;
+	}
+	return true;
+}
+
 /* Runs with euid = the job's user: the checkpoint is found as the user. */
 void batch_user_init(spank_t sp)
 {
 	rb_overrides opts;
-	char ckpt_dir[RB_PATH_MAX];
-	char found[RB_PATH_MAX] = "";
+	char ckpt_dir[RB_PATH_MAX], name[RB_NAME_MAX];
 	rb_record rec;
 	rb_config *cfg;
 	rb_err err;
-	bool has_options;
-	int rc;
 
 	memset(&step, 0, sizeof(step));
 	if (spank_get_item(sp, S_JOB_ID, &step.job_id) != ESPANK_SUCCESS)
@@ -262,81 +347,22 @@ void batch_user_init(spank_t sp)
 		       step.job_id, err.msg);
 		return;
 	}
-	has_options = read_options(sp, &opts, ckpt_dir, sizeof(ckpt_dir));
-	if (!job_is_tracked(cfg, has_options))
+	if (!tracked_here(cfg, read_options(sp, &opts, ckpt_dir,
+					    sizeof(ckpt_dir))))
 		goto out;
-	if (prolog_flags() & RB_PF_RUN_IN_JOB) {
-		/* untracked, as slurmd said at start; tell the job too */
-		add_warning("this cluster runs PrologFlags=RunInJob, under which Slurm runs no SPANK prolog or epilog: job %u runs without a restore budget",
-			    step.job_id);
+	if (spank_getenv(sp, "SLURM_CLUSTER_NAME", name, sizeof(name)) !=
+	    ESPANK_SUCCESS)
+		rb_strlcpy(name, "cluster", sizeof(name));
+	rb_strlcpy(step.cluster, name, sizeof(step.cluster));
+	if (read_this_jobs_record(sp, cfg, &opts, ckpt_dir, &rec) < 0)
 		goto out;
-	}
-	{
-		char name[RB_NAME_MAX];
-
-		if (spank_getenv(sp, "SLURM_CLUSTER_NAME", name, sizeof(name)) !=
-		    ESPANK_SUCCESS)
-			rb_strlcpy(name, "cluster", sizeof(name));
-		rb_strlcpy(step.cluster, name, sizeof(step.cluster));
-	}
-	rc = rb_lifecycle_read(cfg, step.cluster, step.job_id, &rec, &err);
-	if (rc != 0) {
-		step_error(cfg, rc > 0 ? "no ledger record (the prolog did not record this attempt)" :
-					 err.msg);
-		goto out;
-	}
-	if (record_is_another_jobs(sp, &rec)) {
-		step_error(cfg, "the ledger's record with this job id is another job's (the prolog did not record this one)");
-		goto out;
-	}
-	if (rec.budget.cur.end != RB_END_NONE) {
-		rc = catch_up_start(cfg, &rec, &opts, ckpt_dir);
-		if (rc == -2)
-			goto out; /* could not give up root: export nothing */
-		if (rc < 0) {
-			step_error(cfg, "this attempt could not be recorded in the ledger (see slurmd.log)");
-			goto out;
-		}
-	}
 	step.attempt = rec.budget.cur.attempt;
-	{
-		/* The same resolution the prolog made: tell the job what was
-		 * clamped (docs/rule.md, "Limits": "a warning in the job's stderr"). */
-		char part[RB_NAME_MAX] = "", acct[RB_NAME_MAX] = "";
-		char warn[RB_ERR_MAX] = "";
-		rb_limits lim;
-
-		if (spank_getenv(sp, "SLURM_JOB_PARTITION", part,
-				 sizeof(part)) != ESPANK_SUCCESS)
-			part[0] = '\0';
-		if (spank_getenv(sp, "SLURM_JOB_ACCOUNT", acct,
-				 sizeof(acct)) != ESPANK_SUCCESS)
-			acct[0] = '\0';
-		if (rb_config_resolve(cfg, part[0] ? part : NULL,
-				      acct[0] ? acct : NULL, &opts, &lim, warn,
-				      sizeof(warn)) > 0)
-			add_warning("%s", warn);
-	}
+	warn_clamped(sp, cfg, &opts);
 	if (rec.budget.cur.refused) {
 		step.refuse = true;
 		refuse_message(cfg, &rec);
 	}
-	if (ckpt_dir[0]) {
-		rc = rb_checkpoint_find(rec.work_dir, ckpt_dir,
-					cfg->checkpoint_pattern,
-					cfg->checkpoint_latest, found,
-					sizeof(found), &err);
-		/* A directory the job has not created yet is no news, unless
-		 * a checkpoint was already found in it once. */
-		if (rc < 0 && !(errno == ENOENT && !rec.budget.checkpoint[0])) {
-			add_warning("%s; handing out the last known checkpoint",
-				    err.msg);
-		}
-		if (rc < 0)
-			found[0] = '\0';
-	}
-	rb_strlcpy(step.checkpoint, found[0] ? found : rec.budget.checkpoint,
-		   sizeof(step.checkpoint));
+	choose_checkpoint(cfg, &rec, ckpt_dir);
 	step.phase = rb_engine_start_phase(step.attempt, step.checkpoint);
 	step.tracked = true;
 	step.closed = cfg->on_error == RB_ON_ERROR_CLOSED;
