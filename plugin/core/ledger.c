@@ -1187,72 +1187,68 @@ static bool event_line_ok(const char *line, size_t len)
 	return rb_checksum(line, body) == crc;
 }
 
-int rb_ledger_append(rb_job *j, const char *event, rb_err *err)
-{
-	char name[NAME_BUF], path[PATH_BUF];
-	size_t elen = strlen(event);
-	size_t pos = 0, start, i;
-	struct stat st;
-	off_t size;
-	uint64_t crc;
-	char *buf = NULL;
-	ssize_t w;
-	int rc = -1;
-
-	file_name(j->job_id, ".log", name, sizeof(name));
 /* Messages only: built when one is needed. */
 #define PATH() job_path(j->l, j->job_id, name, path, sizeof(path))
-	if (elen == 0 || elen > EVENT_LINE_MAX - 64) {
-		rb_err_set(err, "%s: event of %zu bytes refused (1 to %d)",
-			   PATH(), elen, EVENT_LINE_MAX - 64);
-		goto fail;
-	}
-	/* One printable ASCII line: values are escaped by the caller
-	 * (rb_kv_escape), and a newline would forge a second event. */
-	for (i = 0; i < elen; i++) {
-		if (event[i] < 0x20 || event[i] > 0x7e) {
-			rb_err_set(err, "%s: event refused: byte 0x%02x at "
-				   "offset %zu is not printable ASCII", PATH(),
-				   (unsigned char)event[i], i);
-			goto fail;
-		}
-	}
-	buf = malloc(elen + 64);
-	if (!buf) {
-		rb_err_set(err, "out of memory");
-		goto fail;
-	}
-	/*
-	 * A crash in the middle of an earlier append can leave a last line
-	 * without its '\n'. Start on a new line then, so that the torn one
-	 * stays a single bad line instead of swallowing this good one. We
-	 * hold the lock, so nobody appends between this check and our write.
-	 * The first append after rb_ledger_lock uses the size seen there under
-	 * the lock (a crashed writer's torn tail is older than our lock); a
-	 * later one asks the file again.
-	 */
-	size = j->log_size;
+
+/* One printable ASCII line of 1..EVENT_LINE_MAX-64 bytes: values are
+ * escaped by the caller (rb_kv_escape), and a newline would forge a
+ * second event. */
+static int check_event(rb_job *j, const char *name, const char *event,
+		       size_t elen, rb_err *err)
+{
+	char path[PATH_BUF];
+
+	if (elen == 0 || elen > EVENT_LINE_MAX - 64)
+		return rb_err_set(err, "%s: event of %zu bytes refused (1 to %d)",
+				  PATH(), elen, EVENT_LINE_MAX - 64);
+	for (size_t i = 0; i < elen; i++)
+		if (event[i] < 0x20 || event[i] > 0x7e)
+			return rb_err_set(err, "%s: event refused: byte 0x%02x at "
+					  "offset %zu is not printable ASCII",
+					  PATH(), (unsigned char)event[i], i);
+	return 0;
+}
+
+/*
+ * Does the log end in a torn line? A crash in the middle of an earlier
+ * append can leave a last line without its '\n'; the next event then
+ * starts on a new line, so that the torn one stays a single bad line
+ * instead of swallowing this good one. We hold the lock, so nobody appends
+ * between this check and our write. The first append after rb_ledger_lock
+ * uses the size seen there under the lock (a crashed writer's torn tail is
+ * older than our lock); a later one asks the file again. 1, 0 or -1.
+ */
+static int torn_tail(rb_job *j, const char *name, rb_err *err)
+{
+	char path[PATH_BUF], last;
+	off_t size = j->log_size;
+	struct stat st;
+	ssize_t r;
+
 	if (size < 0) {
-		if (fstat(j->log_fd, &st) < 0) {
-			rb_err_set(err, "%s: %s", PATH(), strerror(errno));
-			goto fail;
-		}
+		if (fstat(j->log_fd, &st) < 0)
+			return rb_err_set(err, "%s: %s", PATH(), strerror(errno));
 		size = st.st_size;
 	}
-	if (size > 0) {
-		char last;
-		ssize_t r;
+	if (size == 0)
+		return 0;
+	do
+		r = pread(j->log_fd, &last, 1, size - 1);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return rb_err_set(err, "%s: read: %s", PATH(), strerror(errno));
+	return r == 1 && last != '\n';
+}
 
-		do
-			r = pread(j->log_fd, &last, 1, size - 1);
-		while (r < 0 && errno == EINTR);
-		if (r < 0) {
-			rb_err_set(err, "%s: read: %s", PATH(), strerror(errno));
-			goto fail;
-		}
-		if (r == 1 && last != '\n')
-			buf[pos++] = '\n';
-	}
+/* "[\n]t=<now> <event> crc=<hex>\n" into buf (elen + 64 bytes); its length.
+ * The checksum covers "t=... <event>", not " crc=". */
+static size_t event_line(char *buf, bool newline, const char *event,
+			 size_t elen)
+{
+	size_t pos = 0, start;
+
+	if (newline)
+		buf[pos++] = '\n';
 	start = pos;
 	buf[pos++] = 't';
 	buf[pos++] = '=';
@@ -1261,37 +1257,52 @@ int rb_ledger_append(rb_job *j, const char *event, rb_err *err)
 	/* buf is a counted byte buffer for write(), never a C string */
 	memcpy(buf + pos, event, elen); // NOLINT(bugprone-not-null-terminated-result)
 	pos += elen;
-	/* the checksum covers "t=... <event>", not " crc=" */
-	crc = rb_checksum(buf + start, pos - start);
 	memcpy(buf + pos, CRC_TAIL, sizeof(CRC_TAIL) - 1);
 	pos += sizeof(CRC_TAIL) - 1;
-	pos += fmt_hex64(crc, buf + pos);
+	pos += fmt_hex64(rb_checksum(buf + start, pos - start -
+				     (sizeof(CRC_TAIL) - 1)), buf + pos);
 	buf[pos++] = '\n';
+	return pos;
+}
+
+int rb_ledger_append(rb_job *j, const char *event, rb_err *err)
+{
+	char name[NAME_BUF], path[PATH_BUF];
+	size_t elen = strlen(event), pos;
+	char *buf = NULL;
+	ssize_t w;
+	int torn, rc = -1;
+
+	file_name(j->job_id, ".log", name, sizeof(name));
+	if (check_event(j, name, event, elen, err) < 0)
+		return -1;
+	buf = malloc(elen + 64);
+	if (!buf)
+		return rb_err_set(err, "out of memory");
+	torn = torn_tail(j, name, err);
+	if (torn < 0)
+		goto fail;
+	pos = event_line(buf, torn, event, elen);
 	/* One write() of the whole line: with O_APPEND it lands at the end
 	 * in one piece; a short write means the disk is full or failing. */
 	do
 		w = write(j->log_fd, buf, pos);
 	while (w < 0 && errno == EINTR);
 	j->log_size = -1;
-	if (w < 0) {
+	if (w < 0)
 		rb_err_set(err, "%s: write: %s", PATH(), strerror(errno));
-		goto fail;
-	}
-	if ((size_t)w != pos) {
+	else if ((size_t)w != pos)
 		rb_err_set(err, "%s: short write (%zd of %zu bytes)", PATH(), w,
 			   pos);
-		goto fail;
-	}
-	if (fsync(j->log_fd) < 0) {
+	else if (fsync(j->log_fd) < 0)
 		rb_err_set(err, "%s: fsync: %s", PATH(), strerror(errno));
-		goto fail;
-	}
-	rc = 0;
+	else
+		rc = 0;
 fail:
 	free(buf);
 	return rc;
-#undef PATH
 }
+#undef PATH
 
 int rb_ledger_events(rb_ledger *l, uint32_t job_id, rb_event_fn fn, void *ctx,
 		     rb_err *err)
