@@ -420,19 +420,14 @@ static int write_all(int fd, const char *buf, size_t len)
 
 /* ---- open and close ------------------------------------------------------ */
 
-/* missing_ok (READ mode): a cluster directory that does not exist is not an
- * error: returns 1 with *out = NULL. */
-static int ledger_open(const char *state_dir, const char *cluster,
-		       rb_ledger_mode mode, bool missing_ok, rb_ledger **out,
-		       rb_err *err)
+/* A ledger for cluster under state_dir, nothing opened yet; NULL with err
+ * set for a bad name or path. */
+static rb_ledger *ledger_new(const char *state_dir, const char *cluster,
+			     rb_ledger_mode mode, rb_err *err)
 {
-	rb_ledger *l = NULL;
-	struct stat st;
+	rb_ledger *l;
 	size_t slen, clen;
-	int sfd = -1;
-	int rc;
 
-	*out = NULL;
 	if (!valid_cluster(cluster)) {
 		char shown[CLUSTER_MAX * 3 + 1];
 
@@ -441,19 +436,19 @@ static int ledger_open(const char *state_dir, const char *cluster,
 		rb_err_set(err, "invalid cluster name '%s': expected 1 to %d of "
 			   "[A-Za-z0-9_.-], not starting with '.'", shown,
 			   CLUSTER_MAX);
-		goto fail;
+		return NULL;
 	}
 	slen = state_dir ? strlen(state_dir) : 0;
 	if (slen == 0 || slen > RB_PATH_MAX - 256) {
 		rb_err_set(err, "state_dir is empty or too long");
-		goto fail;
+		return NULL;
 	}
 	/* not calloc: every member is set below (path and cluster as C
 	 * strings), and zeroing the 4 KiB path buffer showed in profiles */
 	l = malloc(sizeof(*l));
 	if (!l) {
 		rb_err_set(err, "out of memory");
-		goto fail;
+		return NULL;
 	}
 	l->dir_fd = -1;
 	l->mode = mode;
@@ -467,64 +462,82 @@ static int ledger_open(const char *state_dir, const char *cluster,
 	memcpy(l->path, state_dir, slen);
 	l->path[slen] = '/';
 	memcpy(l->path + slen + 1, cluster, clen + 1);
-
-	/*
-	 * O_NOFOLLOW applies to the last component only: the admin's path to
-	 * state_dir is trusted, but state_dir itself must be the real
-	 * directory, so that its owner and mode below are the ones in force.
-	 */
 	/* WRITE mode is root's (and fails for anyone else anyway) */
 	l->dir_flag = mode == RB_LEDGER_WRITE || geteuid() == 0 ? O_PATH :
 								   O_RDONLY;
-	sfd = open(state_dir, l->dir_flag | O_DIRECTORY | O_NOFOLLOW |
-		   O_CLOEXEC);
+	return l;
+}
+
+/*
+ * Open state_dir itself: the real directory (O_NOFOLLOW applies to the last
+ * component only: the admin's path to it is trusted, but state_dir must
+ * not be a symlink, so that its owner and mode below are the ones in
+ * force), root's and not group/other-writable, in READ mode too: a ledger
+ * a user can write is not one the CLI should report as the truth.
+ */
+static int open_state_dir(const char *state_dir, int dir_flag, rb_err *err)
+{
+	struct stat st;
+	int sfd = open(state_dir, dir_flag | O_DIRECTORY | O_NOFOLLOW |
+				  O_CLOEXEC);
+
 	if (sfd < 0) {
 		if (errno == ELOOP || errno == ENOTDIR)
-			rb_err_set(err, "state_dir %s: refused: a symlink or "
-				   "not a directory (give the real directory's "
-				   "path)", state_dir);
-		else
-			rb_err_set(err, "state_dir %s: %s%s", state_dir,
-				   strerror(errno), errno == ENOENT ?
-				   " (create it: mkdir -m 755 DIR on storage "
-				   "shared by all compute nodes)" : "");
-		goto fail;
+			return rb_err_set(err, "state_dir %s: refused: a symlink or "
+					  "not a directory (give the real directory's "
+					  "path)", state_dir);
+		return rb_err_set(err, "state_dir %s: %s%s", state_dir,
+				  strerror(errno), errno == ENOENT ?
+				  " (create it: mkdir -m 755 DIR on storage "
+				  "shared by all compute nodes)" : "");
 	}
 	if (fstat(sfd, &st) < 0) {
 		rb_err_set(err, "state_dir %s: %s", state_dir, strerror(errno));
-		goto fail;
-	}
-	/* Refused in READ mode too: a ledger a user can write is not one the
-	 * CLI should report as the truth. */
-	if (!rb_root_trusted(&st)) {
+	} else if (!rb_root_trusted(&st)) {
 		rb_err_set(err, "state_dir %s is owned by uid %u with mode %04o; "
 			   "it must be owned by root and not writable by group "
 			   "or others, or a user could edit job budgets "
 			   "(fix: chown root:root %s; chmod 755 %s)", state_dir,
 			   (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
 			   state_dir, state_dir);
-		goto fail;
+	} else {
+		return sfd;
 	}
+	close(sfd);
+	return -1;
+}
+
+/* missing_ok (READ mode): a cluster directory that does not exist is not an
+ * error: returns 1 with *out = NULL. */
+static int ledger_open(const char *state_dir, const char *cluster,
+		       rb_ledger_mode mode, bool missing_ok, rb_ledger **out,
+		       rb_err *err)
+{
+	rb_ledger *l = ledger_new(state_dir, cluster, mode, err);
+	int sfd = -1, rc = -1;
+
+	*out = NULL;
+	if (!l)
+		return -1;
+	sfd = open_state_dir(state_dir, l->dir_flag, err);
+	if (sfd < 0)
+		goto out;
 	rc = open_subdir(sfd, cluster, mode == RB_LEDGER_WRITE, mode, l, 0,
 			 &l->dir_fd, err);
-	if (rc == 1 && missing_ok && mode == RB_LEDGER_READ) {
-		close(sfd);
-		free(l);
-		return 1;
-	}
-	if (rc == 1)
+	if (rc == 1 && !(missing_ok && mode == RB_LEDGER_READ)) {
 		rb_err_set(err, "%s: no ledger for cluster '%s' (nothing "
 			   "recorded yet)", l->path, cluster);
-	if (rc != 0)
-		goto fail;
-	close(sfd);
-	*out = l;
-	return 0;
-fail:
+		rc = -1;
+	}
+	if (rc == 0) {
+		*out = l;
+		l = NULL;
+	}
+out:
 	if (sfd >= 0)
 		close(sfd);
 	free(l);
-	return -1;
+	return rc == 0 || rc == 1 ? rc : -1;
 }
 
 int rb_ledger_open(const char *state_dir, const char *cluster,
