@@ -317,106 +317,117 @@ out:
 	return rc;
 }
 
+/*
+ * Open the checkpoint directory (dir, relative to work_dir) as the caller
+ * and find its canonical path, on which every candidate is built. 0 with
+ * *dfd and *rdir (malloc'd), or -1 (errno as the failing call left it: the
+ * glue tells a directory not made yet, ENOENT, from a real error).
+ */
+static int open_ckpt_dir(const char *work_dir, const char *dir, int *dfd,
+			 char **rdir, rb_err *err)
+{
+	char path[RB_PATH_MAX];
+
+	if (!dir || dir[0] == '\0')
+		return rb_err_set(err, "checkpoint directory: empty name");
+	if (dir[0] != '/' && (!work_dir || work_dir[0] != '/'))
+		return rb_err_set(err,
+				  "checkpoint directory %.*s: relative, and the working directory \"%.*s\" is not absolute",
+				  CKPT_SHOW / 2, dir, CKPT_SHOW / 2,
+				  work_dir ? work_dir : "");
+	if (ckpt_join(path, sizeof(path), work_dir ? work_dir : "", dir) < 0)
+		return rb_err_set(err,
+				  "checkpoint directory %.*s: path longer than %d bytes",
+				  CKPT_SHOW, dir, RB_PATH_MAX - 1);
+	*dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (*dfd < 0)
+		return rb_err_set(err, "checkpoint directory %.*s: %s " CKPT_AS_USER,
+				  CKPT_SHOW, path, strerror(errno));
+	*rdir = realpath(path, NULL);
+	if (!*rdir)
+		return rb_err_set(err, "checkpoint directory %.*s: %s " CKPT_AS_USER,
+				  CKPT_SHOW, path, strerror(errno));
+	return 0;
+}
+
+/*
+ * The newest checkpoint's path into cand: the `latest` pointer's target if
+ * it names one, else the newest entry matching pattern. *dfd is handed to
+ * *dirp when the directory has to be read (the caller closes whichever is
+ * set). 1 found, 0 none, -1 error.
+ */
+static int newest_candidate(int *dfd, DIR **dirp, const char *rdir,
+			    const char *pattern, const char *latest,
+			    char *cand, size_t candlen, rb_err *err)
+{
+	char best[NAME_MAX + 1];
+	int found = 0;
+
+	if (latest && latest[0] != '\0')
+		found = ckpt_follow_pointer(*dfd, rdir, latest, cand, candlen);
+	if (found)
+		return 1;
+	*dirp = fdopendir(*dfd);
+	if (!*dirp)
+		return rb_err_set(err, "checkpoint directory %.*s: %s " CKPT_AS_USER,
+				  CKPT_SHOW, rdir, strerror(errno));
+	*dfd = -1; /* owned by dirp now */
+	found = ckpt_scan(*dirp, rdir, (pattern && pattern[0]) ? pattern : "*",
+			  latest, best, sizeof(best), err);
+	if (found > 0 && ckpt_join(cand, candlen, rdir, best) < 0)
+		return rb_err_set(err,
+				  "checkpoint %s in %.*s: path longer than %d bytes",
+				  best, CKPT_SHOW, rdir, RB_PATH_MAX - 1);
+	return found;
+}
+
+/* The candidate's real path into out. 1, or -1. */
+static int resolve_candidate(const char *cand, char *out, size_t outlen,
+			     rb_err *err)
+{
+	char *real = realpath(cand, NULL);
+	int rc = 1;
+
+	if (!real)
+		return rb_err_set(err, "checkpoint %.*s: %s " CKPT_AS_USER,
+				  CKPT_SHOW, cand, strerror(errno));
+	if (strlen(real) >= outlen || strlen(real) >= RB_PATH_MAX)
+		rc = rb_err_set(err,
+				"checkpoint %.*s: path is %zu bytes, longer than the %zu allowed",
+				CKPT_SHOW, real, strlen(real),
+				(outlen < RB_PATH_MAX ? outlen : RB_PATH_MAX) - 1);
+	else
+		rb_strlcpy(out, real, outlen);
+	free(real);
+	return rc;
+}
+
 int rb_checkpoint_find(const char *work_dir, const char *dir,
 		       const char *pattern, const char *latest,
 		       char *out, size_t outlen, rb_err *err)
 {
-	char path[RB_PATH_MAX];
 	char cand[RB_PATH_MAX];
-	char best[NAME_MAX + 1];
 	char *rdir = NULL;
-	char *real = NULL;
 	DIR *dirp = NULL;
 	int dfd = -1;
-	int found = 0;
 	int rc = -1;
 
-	if (!out || outlen == 0) {
-		rb_err_set(err, "checkpoint: no room for the result");
-		goto out;
-	}
+	if (!out || outlen == 0)
+		return rb_err_set(err, "checkpoint: no room for the result");
 	out[0] = '\0';
-	if (!dir || dir[0] == '\0') {
-		rb_err_set(err, "checkpoint directory: empty name");
+	if (open_ckpt_dir(work_dir, dir, &dfd, &rdir, err) < 0)
 		goto out;
-	}
-	if (dir[0] != '/' && (!work_dir || work_dir[0] != '/')) {
-		rb_err_set(err,
-			   "checkpoint directory %.*s: relative, and the working directory \"%.*s\" is not absolute",
-			   CKPT_SHOW / 2, dir, CKPT_SHOW / 2,
-			   work_dir ? work_dir : "");
-		goto out;
-	}
-	if (ckpt_join(path, sizeof(path), work_dir ? work_dir : "", dir) < 0) {
-		rb_err_set(err,
-			   "checkpoint directory %.*s: path longer than %d bytes",
-			   CKPT_SHOW, dir, RB_PATH_MAX - 1);
-		goto out;
-	}
-	dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0) {
-		rb_err_set(err, "checkpoint directory %.*s: %s " CKPT_AS_USER,
-			   CKPT_SHOW, path, strerror(errno));
-		goto out;
-	}
-	/* The canonical directory: every candidate is built on it. */
-	rdir = realpath(path, NULL);
-	if (!rdir) {
-		rb_err_set(err, "checkpoint directory %.*s: %s " CKPT_AS_USER,
-			   CKPT_SHOW, path, strerror(errno));
-		goto out;
-	}
-	if (latest && latest[0] != '\0')
-		found = ckpt_follow_pointer(dfd, rdir, latest, cand,
-					    sizeof(cand));
-	if (!found) {
-		dirp = fdopendir(dfd);
-		if (!dirp) {
-			rb_err_set(err,
-				   "checkpoint directory %.*s: %s " CKPT_AS_USER,
-				   CKPT_SHOW, rdir, strerror(errno));
-			goto out;
-		}
-		dfd = -1; /* owned by dirp now */
-		found = ckpt_scan(dirp, rdir,
-				  (pattern && pattern[0]) ? pattern : "*",
-				  latest, best, sizeof(best), err);
-		if (found < 0)
-			goto out;
-		if (found && ckpt_join(cand, sizeof(cand), rdir, best) < 0) {
-			rb_err_set(err,
-				   "checkpoint %s in %.*s: path longer than %d bytes",
-				   best, CKPT_SHOW, rdir, RB_PATH_MAX - 1);
-			goto out;
-		}
-	}
-	if (!found) {
-		rc = 0;
-		goto out;
-	}
-	real = realpath(cand, NULL);
-	if (!real) {
-		rb_err_set(err, "checkpoint %.*s: %s " CKPT_AS_USER,
-			   CKPT_SHOW, cand, strerror(errno));
-		goto out;
-	}
-	if (strlen(real) >= outlen || strlen(real) >= RB_PATH_MAX) {
-		rb_err_set(err,
-			   "checkpoint %.*s: path is %zu bytes, longer than the %zu allowed",
-			   CKPT_SHOW, real, strlen(real),
-			   (outlen < RB_PATH_MAX ? outlen : RB_PATH_MAX) - 1);
-		goto out;
-	}
-	rb_strlcpy(out, real, outlen);
-	rc = 1;
+	rc = newest_candidate(&dfd, &dirp, rdir, pattern, latest, cand,
+			      sizeof(cand), err);
+	if (rc > 0)
+		rc = resolve_candidate(cand, out, outlen, err);
 out:
-	free(real);
 	free(rdir);
 	if (dirp)
 		closedir(dirp);
 	else if (dfd >= 0)
 		close(dfd);
-	if (rc < 0 && out && outlen > 0)
+	if (rc < 0)
 		out[0] = '\0';
 	return rc;
 }
