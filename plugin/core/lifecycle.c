@@ -319,6 +319,34 @@ static void confirm_by_ack(const rb_config *cfg, locked_record *lr,
 		ev_raw(e, "confirmed_previous", "ack");
 }
 
+/* The start event's account of what was decided and charged. */
+static void ev_decision(event_line *e, const rb_start_result *out,
+			const rb_budget *b)
+{
+	ev_raw(e, "decision",
+	       out->decision == RB_DECISION_REFUSE ? "refuse" : "run");
+	ev_int(e, "charged", out->charge.attempt);
+	ev_raw(e, "charge", rb_charge_name(out->charge.kind));
+	if (out->charge.attempt >= 0) {
+		char end[32];
+
+		rb_end_format(out->charge.end, out->charge.end_code, end,
+			      sizeof(end));
+		ev_raw(e, "charged_end", end);
+		ev_raw(e, "charged_phase", rb_phase_name(out->charge.phase));
+	}
+	ev_pair(e, "failures", out->charge.failures_before,
+		out->charge.failures_after);
+	ev_pair(e, "restore_failures", out->charge.restore_failures_before,
+		out->charge.restore_failures_after);
+	ev_int(e, "granted", b->granted);
+	ev_limits(e, &out->limits);
+	ev_str(e, "checkpoint", b->checkpoint);
+	ev_str(e, "reason", out->reason);
+	if (out->warnings[0])
+		ev_str(e, "warnings", out->warnings);
+}
+
 int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
 		       rb_start_result *out, rb_err *err)
 {
@@ -362,29 +390,7 @@ int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
 	out->decision = rb_engine_start(b, job->attempt, &out->limits,
 					job->now, &out->charge, out->reason,
 					sizeof(out->reason));
-	ev_raw(&e, "decision",
-	       out->decision == RB_DECISION_REFUSE ? "refuse" : "run");
-	ev_int(&e, "charged", out->charge.attempt);
-	ev_raw(&e, "charge", rb_charge_name(out->charge.kind));
-	if (out->charge.attempt >= 0) {
-		char end[32];
-
-		rb_end_format(out->charge.end, out->charge.end_code, end,
-			      sizeof(end));
-		ev_raw(&e, "charged_end", end);
-		ev_raw(&e, "charged_phase", rb_phase_name(out->charge.phase));
-	}
-	ev_pair(&e, "failures", out->charge.failures_before,
-		out->charge.failures_after);
-	ev_pair(&e, "restore_failures", out->charge.restore_failures_before,
-		out->charge.restore_failures_after);
-	ev_int(&e, "granted", b->granted);
-	ev_limits(&e, &out->limits);
-	ev_str(&e, "checkpoint", b->checkpoint);
-	ev_str(&e, "reason", out->reason);
-	if (out->warnings[0])
-		ev_str(&e, "warnings", out->warnings);
-
+	ev_decision(&e, out, b);
 	if (commit(&lr, &e, err) < 0)
 		goto fail;
 	unlock_close(&lr);

@@ -13,17 +13,48 @@
 
 #include "glue.h"
 
-void prolog(spank_t sp)
-{
-	rb_overrides opts;
+/* Buffers the job's description points into. */
+typedef struct {
 	char ckpt_dir[RB_PATH_MAX];
 	char account[RB_NAME_MAX];
 	char submission[RB_SUBMISSION_MAX];
+} job_text;
+
+/* The job as the prolog's environment describes it (docs/slurm-facts.md).
+ * false if this is no Slurm prolog environment. */
+static bool job_from_env(const rb_config *cfg, rb_job_info *job,
+			 job_text *t)
+{
+	if (!env_u32(getenv("SLURM_JOB_ID"), &job->job_id) ||
+	    !env_u32(getenv("SLURM_JOB_UID"), &job->uid) ||
+	    !env_u32(getenv("SLURM_JOB_GID"), &job->gid))
+		return false;
+	if (!env_int64(getenv("SLURM_JOB_RESTART_COUNT"), &job->attempt))
+		job->attempt = 0;
+	job->cluster = cluster_name();
+	job->user = env_or("SLURM_JOB_USER", "");
+	job->partition = env_or("SLURM_JOB_PARTITION", NULL);
+	job->account = env_or("SLURM_JOB_ACCOUNT", NULL);
+	if (!job->account && cfg->n_accounts > 0) {
+		controller_account(job->job_id, t->account, sizeof(t->account));
+		job->account = t->account[0] ? t->account : NULL;
+	}
+	job->work_dir = env_or("SLURM_JOB_WORK_DIR", "");
+	job->checkpoint_dir = t->ckpt_dir[0] ? t->ckpt_dir : NULL;
+	job->submission = rb_submission_of(getenv("SPANK_" RB_SUBMISSION_VAR),
+					   getenv("SLURM_JOB_SLUID"),
+					   t->submission, sizeof(t->submission));
+	job->now = time(NULL);
+	return true;
+}
+
+void prolog(spank_t sp)
+{
+	job_text t;
 	rb_job_info job = { 0 };
 	rb_start_result res;
 	rb_config *cfg;
 	rb_err err;
-	bool has_options;
 
 	start_clock();
 	cfg = load_config(&err);
@@ -32,33 +63,13 @@ void prolog(spank_t sp)
 		       err.msg, env_or("SLURM_JOB_ID", "?"));
 		return;
 	}
-	has_options = read_options(sp, &opts, ckpt_dir, sizeof(ckpt_dir));
-	if (!job_is_tracked(cfg, has_options))
+	if (!job_is_tracked(cfg, read_options(sp, &job.options, t.ckpt_dir,
+					      sizeof(t.ckpt_dir))))
 		goto out;
-	if (!env_u32(getenv("SLURM_JOB_ID"), &job.job_id) ||
-	    !env_u32(getenv("SLURM_JOB_UID"), &job.uid) ||
-	    !env_u32(getenv("SLURM_JOB_GID"), &job.gid)) {
+	if (!job_from_env(cfg, &job, &t)) {
 		rb_log(RB_LOG_ERROR, "prolog: SLURM_JOB_ID/UID/GID missing; job untracked");
 		goto out;
 	}
-	if (!env_int64(getenv("SLURM_JOB_RESTART_COUNT"), &job.attempt))
-		job.attempt = 0;
-	job.cluster = cluster_name();
-	job.user = env_or("SLURM_JOB_USER", "");
-	job.partition = env_or("SLURM_JOB_PARTITION", NULL);
-	job.account = env_or("SLURM_JOB_ACCOUNT", NULL);
-	if (!job.account && cfg->n_accounts > 0) {
-		controller_account(job.job_id, account, sizeof(account));
-		job.account = account[0] ? account : NULL;
-	}
-	job.work_dir = env_or("SLURM_JOB_WORK_DIR", "");
-	job.checkpoint_dir = ckpt_dir[0] ? ckpt_dir : NULL;
-	job.submission = rb_submission_of(getenv("SPANK_" RB_SUBMISSION_VAR),
-					  getenv("SLURM_JOB_SLUID"), submission,
-					  sizeof(submission));
-	job.options = opts;
-	job.now = time(NULL);
-
 	if (rb_lifecycle_start(cfg, &job, &res, &err) < 0) {
 		rb_log(RB_LOG_ERROR, "prolog: job %u attempt %" PRId64 ": %s",
 		       job.job_id, job.attempt, err.msg);
