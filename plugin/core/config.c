@@ -886,46 +886,38 @@ static int load_named(load_ctx *ctx, const cnode *g,
 	return 0;
 }
 
-/* The top level, in dependency order: accounting and caps first. */
-static int load_root(load_ctx *ctx, const cnode *root,
-		     rb_config *cfg)
+/* state_dir: an absolute path of at most RB_STATE_DIR_MAX bytes. */
+static int load_state_dir(load_ctx *ctx, const cnode *s, rb_config *cfg)
 {
-	const cnode *s, *m[sizeof(top_keys) / sizeof(*top_keys)];
-	int_value iv;
 	const char *v = NULL;
-	int e = 0;
+	char shown[160];
+
+	if (read_string(ctx, s, &v) < 0)
+		return -1;
+	if (v[0] != '/') {
+		rb_config_quote(v, shown, sizeof(shown));
+		return fail_at(ctx, s,
+			       "state_dir = \"%s\" is not an absolute path: must start with '/' (%s)",
+			       shown, FIX_HINT);
+	}
+	if (strlen(v) > RB_STATE_DIR_MAX) {
+		rb_config_quote(v, shown, sizeof(shown));
+		return fail_at(ctx, s,
+			       "state_dir = \"%s\" is too long: must be at most %d bytes (%s)",
+			       shown, RB_STATE_DIR_MAX, FIX_HINT);
+	}
+	if (replace_string(&cfg->state_dir, v) < 0)
+		return rb_err_set(ctx->err, "%s: out of memory", ctx->path);
+	return 0;
+}
+
+/* The top-level budget numbers (after limits: the caps bound them). */
+static int load_numbers(load_ctx *ctx, const cnode *const *m, rb_config *cfg)
+{
+	const cnode *s;
+	int_value iv;
 	bool has_m = false, has_r = false;
 
-	if (check_known(ctx, root, top_keys, m) < 0)
-		return -1;
-	if ((s = member(top_keys, m, "restore_accounting"))) {
-		if (read_enum(ctx, s, accounting_names, &e) < 0)
-			return -1;
-		cfg->accounting = (rb_accounting)e;
-	}
-	if ((s = member(top_keys, m, "limits")) &&
-	    load_limits(ctx, s, cfg) < 0)
-		return -1;
-	if ((s = member(top_keys, m, "state_dir"))) {
-		char shown[160];
-
-		if (read_string(ctx, s, &v) < 0)
-			return -1;
-		if (v[0] != '/') {
-			rb_config_quote(v, shown, sizeof(shown));
-			return fail_at(ctx, s,
-				       "state_dir = \"%s\" is not an absolute path: must start with '/' (%s)",
-				       shown, FIX_HINT);
-		}
-		if (strlen(v) > RB_STATE_DIR_MAX) {
-			rb_config_quote(v, shown, sizeof(shown));
-			return fail_at(ctx, s,
-				       "state_dir = \"%s\" is too long: must be at most %d bytes (%s)",
-				       shown, RB_STATE_DIR_MAX, FIX_HINT);
-		}
-		if (replace_string(&cfg->state_dir, v) < 0)
-			return rb_err_set(ctx->err, "%s: out of memory", ctx->path);
-	}
 	if ((s = member(top_keys, m, "max_failures"))) {
 		if (read_int(ctx, s, &iv) < 0 ||
 		    check_max_failures(ctx, &iv, cfg) < 0)
@@ -949,6 +941,15 @@ static int load_root(load_ctx *ctx, const cnode *root,
 			return -1;
 		cfg->restore_timeout = (int)iv.v;
 	}
+	return 0;
+}
+
+/* The top-level choices: count_preemptions, track, on_error, on_exhausted. */
+static int load_choices(load_ctx *ctx, const cnode *const *m, rb_config *cfg)
+{
+	const cnode *s;
+	int e = 0;
+
 	if ((s = member(top_keys, m, "count_preemptions")) &&
 	    read_bool(ctx, s, &cfg->count_preemptions) < 0)
 		return -1;
@@ -967,6 +968,46 @@ static int load_root(load_ctx *ctx, const cnode *root,
 			return -1;
 		cfg->on_exhausted = (rb_on_exhausted)e;
 	}
+	return 0;
+}
+
+/* Every oversized literal in a key we read was reported by then; one left
+ * over sits where no integer belongs. Never let a wrapped value pass. */
+static int no_big_left(load_ctx *ctx)
+{
+	for (size_t i = 0; i < ctx->n_big; i++)
+		if (!ctx->big[i].used)
+			return rb_err_set(ctx->err,
+					  "%s:%u: %s%s%s is out of range: integers must fit in 32 bits (%s)",
+					  ctx->path, ctx->big[i].line,
+					  ctx->big[i].name,
+					  ctx->big[i].name[0] ? " = " : "",
+					  ctx->big[i].text, FIX_HINT);
+	return 0;
+}
+
+/* The top level, in dependency order: accounting and caps first. */
+static int load_root(load_ctx *ctx, const cnode *root,
+		     rb_config *cfg)
+{
+	const cnode *s, *m[sizeof(top_keys) / sizeof(*top_keys)];
+	int e = 0;
+
+	if (check_known(ctx, root, top_keys, m) < 0)
+		return -1;
+	if ((s = member(top_keys, m, "restore_accounting"))) {
+		if (read_enum(ctx, s, accounting_names, &e) < 0)
+			return -1;
+		cfg->accounting = (rb_accounting)e;
+	}
+	if ((s = member(top_keys, m, "limits")) &&
+	    load_limits(ctx, s, cfg) < 0)
+		return -1;
+	if ((s = member(top_keys, m, "state_dir")) &&
+	    load_state_dir(ctx, s, cfg) < 0)
+		return -1;
+	if (load_numbers(ctx, m, cfg) < 0 || load_choices(ctx, m, cfg) < 0)
+		return -1;
 	if ((s = member(top_keys, m, "checkpoint")) &&
 	    load_checkpoint(ctx, s, cfg) < 0)
 		return -1;
@@ -978,17 +1019,7 @@ static int load_root(load_ctx *ctx, const cnode *root,
 	    load_named(ctx, s, cfg, true, &cfg->accounts,
 		       &cfg->n_accounts) < 0)
 		return -1;
-	/* Every oversized literal in a key we read was reported above; one left
-	 * over sits where no integer belongs. Never let a wrapped value pass. */
-	for (size_t i = 0; i < ctx->n_big; i++)
-		if (!ctx->big[i].used)
-			return rb_err_set(ctx->err,
-					  "%s:%u: %s%s%s is out of range: integers must fit in 32 bits (%s)",
-					  ctx->path, ctx->big[i].line,
-					  ctx->big[i].name,
-					  ctx->big[i].name[0] ? " = " : "",
-					  ctx->big[i].text, FIX_HINT);
-	return 0;
+	return no_big_left(ctx);
 }
 
 /* ---- the setting tree, copied from libconfig's ---------------------------- */
