@@ -1317,54 +1317,30 @@ fail:
 }
 #undef PATH
 
-int rb_ledger_events(rb_ledger *l, uint32_t job_id, rb_event_fn fn, void *ctx,
-		     rb_err *err)
+/* Hand each event line of the open log fd to fn, streamed: memory stays
+ * bounded however long the log (buf: EVENT_LINE_MAX + 1 bytes). */
+static int stream_events(int fd, char *buf, const char *path, rb_event_fn fn,
+			 void *ctx, rb_err *err)
 {
-	char name[NAME_BUF], path[PATH_BUF];
-	struct stat st;
-	char *buf = NULL;
 	size_t have = 0;
 	bool skipping = false; /* inside an over-long line already reported */
-	int bucket_fd = -1, fd = -1;
-	int rc = -1, r;
 
-	if (check_job_id(job_id, err) < 0)
-		goto fail;
-	file_name(job_id, ".log", name, sizeof(name));
-	job_path(l, job_id, name, path, sizeof(path));
-	r = open_bucket(l, job_id, false, &bucket_fd, err);
-	if (r == 0)
-		r = open_file_ro(l, bucket_fd, job_id, name, &fd, &st, err);
-	if (r != 0) {
-		rc = r;
-		goto fail;
-	}
-	buf = malloc(EVENT_LINE_MAX + 1);
-	if (!buf) {
-		rb_err_set(err, "out of memory");
-		goto fail;
-	}
-	/* Streamed line by line: memory stays bounded however long the log. */
 	for (;;) {
 		size_t start = 0;
 		char *nl;
-		ssize_t n;
+		ssize_t n = read(fd, buf + have, EVENT_LINE_MAX - have);
 
-		n = read(fd, buf + have, EVENT_LINE_MAX - have);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n < 0) {
-			rb_err_set(err, "%s: read: %s", path, strerror(errno));
-			goto fail;
-		}
+		if (n < 0)
+			return rb_err_set(err, "%s: read: %s", path, strerror(errno));
 		if (n == 0) {
 			/* A last line without '\n' is a torn append. */
 			if (have > 0 && !skipping) {
 				buf[have] = '\0';
-				if (fn(buf, false, ctx) != 0)
-					break;
+				fn(buf, false, ctx);
 			}
-			break;
+			return 0;
 		}
 		have += (size_t)n;
 		while ((nl = memchr(buf + start, '\n', have - start))) {
@@ -1375,7 +1351,7 @@ int rb_ledger_events(rb_ledger *l, uint32_t job_id, rb_event_fn fn, void *ctx,
 				skipping = false;
 			else if (fn(buf + start, event_line_ok(buf + start, len),
 				      ctx) != 0)
-				goto stopped;
+				return 0;
 			start += len + 1;
 		}
 		memmove(buf, buf + start, have - start);
@@ -1387,15 +1363,35 @@ int rb_ledger_events(rb_ledger *l, uint32_t job_id, rb_event_fn fn, void *ctx,
 			if (!skipping) {
 				buf[have] = '\0';
 				if (fn(buf, false, ctx) != 0)
-					goto stopped;
+					return 0;
 			}
 			skipping = true;
 			have = 0;
 		}
 	}
-stopped:
-	rc = 0;
-fail:
+}
+
+int rb_ledger_events(rb_ledger *l, uint32_t job_id, rb_event_fn fn, void *ctx,
+		     rb_err *err)
+{
+	char name[NAME_BUF], path[PATH_BUF];
+	struct stat st;
+	char *buf = NULL;
+	int bucket_fd = -1, fd = -1;
+	int rc = -1;
+
+	if (check_job_id(job_id, err) < 0)
+		return -1;
+	file_name(job_id, ".log", name, sizeof(name));
+	job_path(l, job_id, name, path, sizeof(path));
+	rc = open_bucket(l, job_id, false, &bucket_fd, err);
+	if (rc == 0)
+		rc = open_file_ro(l, bucket_fd, job_id, name, &fd, &st, err);
+	if (rc == 0) {
+		buf = malloc(EVENT_LINE_MAX + 1);
+		rc = buf ? stream_events(fd, buf, path, fn, ctx, err) :
+			   rb_err_set(err, "out of memory");
+	}
 	free(buf);
 	/* Safe for a job this process holds locked: the lock is an OFD lock
 	 * (see lock_whole_file), which closing another fd does not drop; only
