@@ -66,13 +66,75 @@ static void format_mf(int v, char *buf, size_t len)
 		snprintf(buf, len, "%d", v);
 }
 
+/* The job's --max-failures within the caps; 1 if clamped (said in warn). */
+static int clamp_max_failures(const rb_config *cfg, int v, int *out,
+			      char *warn, size_t warnlen)
+{
+	int cap = cfg->caps.max_failures;
+	char asked[32];
+
+	*out = v;
+	format_mf(v, asked, sizeof(asked));
+	if (v == RB_UNLIMITED && !cfg->caps.allow_unlimited)
+		append_line(warn, warnlen,
+			    "--max-failures=%s exceeds the cap limits.max_failures = %d set in %s (limits.allow_unlimited is false): using %d",
+			    asked, cap, cfg->path, cap);
+	else if (v > cap)
+		append_line(warn, warnlen,
+			    "--max-failures=%s exceeds the cap limits.max_failures = %d set in %s: using %d",
+			    asked, cap, cfg->path, cap);
+	else if (v < RB_UNLIMITED)
+		append_line(warn, warnlen,
+			    "--max-failures=%s is below 0: using 0", asked);
+	else
+		return 0;
+	*out = v < RB_UNLIMITED ? 0 : cap;
+	return 1;
+}
+
+/* The job's --restore-retries within the cap and the accounting's
+ * minimum; 1 if clamped. */
+static int clamp_retries(const rb_config *cfg, int v, int *out, char *warn,
+			 size_t warnlen)
+{
+	int cap = cfg->caps.restore_retry_num;
+	int min = cfg->accounting == RB_ACCOUNTING_GROUPED ? 1 : 0;
+
+	*out = v;
+	if (v > cap) {
+		append_line(warn, warnlen,
+			    "--restore-retries=%d exceeds the cap limits.restore_retry_num = %d set in %s: using %d",
+			    v, cap, cfg->path, cap);
+		*out = cap;
+	} else if (v < min) {
+		append_line(warn, warnlen,
+			    "--restore-retries=%d is below the minimum %d with restore_accounting = \"%s\" set in %s: using %d",
+			    v, min, rb_accounting_name(cfg->accounting),
+			    cfg->path, min);
+		*out = min;
+	}
+	return *out != v;
+}
+
+/* The job's --restore-timeout within 0..RB_RESTORE_TIMEOUT_MAX. */
+static int clamp_timeout(int v, int *out, char *warn, size_t warnlen)
+{
+	*out = v;
+	if (v >= 0 && v <= RB_RESTORE_TIMEOUT_MAX)
+		return 0;
+	*out = v < 0 ? 0 : RB_RESTORE_TIMEOUT_MAX;
+	append_line(warn, warnlen,
+		    "--restore-timeout=%d is out of range 0..%d: using %d", v,
+		    RB_RESTORE_TIMEOUT_MAX, *out);
+	return 1;
+}
+
 int rb_config_resolve(const rb_config *cfg, const char *partition,
 		      const char *account, const rb_overrides *job,
 		      rb_limits *out, char *warn, size_t warnlen)
 {
 	const rb_named_overrides *p, *a;
 	int clamped = 0;
-	char asked[32];
 
 	if (warn && warnlen)
 		warn[0] = '\0';
@@ -89,66 +151,15 @@ int rb_config_resolve(const rb_config *cfg, const char *partition,
 		apply(out, &a->values);
 	if (!job)
 		return 0;
-
-	if (job->has_max_failures) {
-		int v = job->max_failures, cap = cfg->caps.max_failures;
-
-		format_mf(v, asked, sizeof(asked));
-		if (v == RB_UNLIMITED && !cfg->caps.allow_unlimited) {
-			append_line(warn, warnlen,
-				    "--max-failures=%s exceeds the cap limits.max_failures = %d set in %s (limits.allow_unlimited is false): using %d",
-				    asked, cap, cfg->path, cap);
-			v = cap;
-			clamped++;
-		} else if (v > cap) {
-			append_line(warn, warnlen,
-				    "--max-failures=%s exceeds the cap limits.max_failures = %d set in %s: using %d",
-				    asked, cap, cfg->path, cap);
-			v = cap;
-			clamped++;
-		} else if (v < RB_UNLIMITED) {
-			append_line(warn, warnlen,
-				    "--max-failures=%s is below 0: using 0",
-				    asked);
-			v = 0;
-			clamped++;
-		}
-		out->max_failures = v;
-	}
-	if (job->has_restore_retry_num) {
-		int v = job->restore_retry_num, cap = cfg->caps.restore_retry_num;
-		int min = cfg->accounting == RB_ACCOUNTING_GROUPED ? 1 : 0;
-
-		if (v > cap) {
-			append_line(warn, warnlen,
-				    "--restore-retries=%d exceeds the cap limits.restore_retry_num = %d set in %s: using %d",
-				    v, cap, cfg->path, cap);
-			v = cap;
-			clamped++;
-		} else if (v < min) {
-			append_line(warn, warnlen,
-				    "--restore-retries=%d is below the minimum %d with restore_accounting = \"%s\" set in %s: using %d",
-				    v, min, rb_accounting_name(cfg->accounting),
-				    cfg->path, min);
-			v = min;
-			clamped++;
-		}
-		out->restore_retry_num = v;
-	}
-	if (job->has_restore_timeout) {
-		int v = job->restore_timeout;
-
-		if (v < 0 || v > RB_RESTORE_TIMEOUT_MAX) {
-			int to = v < 0 ? 0 : RB_RESTORE_TIMEOUT_MAX;
-
-			append_line(warn, warnlen,
-				    "--restore-timeout=%d is out of range 0..%d: using %d",
-				    v, RB_RESTORE_TIMEOUT_MAX, to);
-			v = to;
-			clamped++;
-		}
-		out->restore_timeout = v;
-	}
+	if (job->has_max_failures)
+		clamped += clamp_max_failures(cfg, job->max_failures,
+					      &out->max_failures, warn, warnlen);
+	if (job->has_restore_retry_num)
+		clamped += clamp_retries(cfg, job->restore_retry_num,
+					 &out->restore_retry_num, warn, warnlen);
+	if (job->has_restore_timeout)
+		clamped += clamp_timeout(job->restore_timeout,
+					 &out->restore_timeout, warn, warnlen);
 	return clamped;
 }
 
