@@ -424,6 +424,44 @@ static bool is_name_char(char c)
  * Walk the text as libconfig's lexer would (comments, strings, names,
  * numbers): refuse `@include` and NUL bytes, record oversized integers.
  */
+/* Past the comment that starts at text[i] ("/" "*"), counting lines. */
+static size_t skip_block_comment(const char *text, size_t len, size_t i,
+				 unsigned int *line)
+{
+	for (i += 2; i < len; i++) {
+		if (text[i] == '*' && text[i + 1] == '/')
+			return i + 2;
+		*line += text[i] == '\n';
+	}
+	return i;
+}
+
+/* Past the string that starts at text[i] ('"'), counting lines. */
+static size_t skip_string(const char *text, size_t len, size_t i,
+			  unsigned int *line)
+{
+	for (i++; i < len && text[i] != '"'; i++) {
+		if (text[i] == '\\' && i + 1 < len)
+			i++;
+		*line += text[i] == '\n';
+	}
+	return i + 1;
+}
+
+/* The end of the number literal that starts at text[i] (digits, letters,
+ * '.', and a sign after an exponent's e). */
+static size_t number_end(const char *text, size_t len, size_t i)
+{
+	size_t j = i + 1;
+
+	while (j < len &&
+	       (isalnum((unsigned char)text[j]) || text[j] == '.' ||
+		((text[j] == '-' || text[j] == '+') &&
+		 (text[j - 1] == 'e' || text[j - 1] == 'E'))))
+		j++;
+	return j;
+}
+
 static int prescan(load_ctx *ctx, const char *text, size_t len)
 {
 	unsigned int line = 1, last_line = 0, pending_line = 0;
@@ -450,20 +488,9 @@ static int prescan(load_ctx *ctx, const char *text, size_t len)
 			while (i < len && text[i] != '\n')
 				i++;
 		} else if (c == '/' && text[i + 1] == '*') {
-			for (i += 2; i < len; i++) {
-				if (text[i] == '*' && text[i + 1] == '/') {
-					i += 2;
-					break;
-				}
-				line += text[i] == '\n';
-			}
+			i = skip_block_comment(text, len, i, &line);
 		} else if (c == '"') {
-			for (i++; i < len && text[i] != '"'; i++) {
-				if (text[i] == '\\' && i + 1 < len)
-					i++;
-				line += text[i] == '\n';
-			}
-			i++;
+			i = skip_string(text, len, i, &line);
 		} else if (c == '@') {
 			if (strncmp(text + i + 1, "include", 7) == 0)
 				return rb_err_set(ctx->err,
@@ -488,14 +515,8 @@ static int prescan(load_ctx *ctx, const char *text, size_t len)
 			   ((c == '-' || c == '+' || c == '.') &&
 			    (isdigit((unsigned char)text[i + 1]) ||
 			     text[i + 1] == '.'))) {
-			size_t j = i + 1;
+			size_t j = number_end(text, len, i);
 
-			while (j < len &&
-			       (isalnum((unsigned char)text[j]) ||
-				text[j] == '.' ||
-				((text[j] == '-' || text[j] == '+') &&
-				 (text[j - 1] == 'e' || text[j - 1] == 'E'))))
-				j++;
 			if (check_literal(ctx, line, pending, pending_line,
 					  text + i, j - i))
 				return -1;
