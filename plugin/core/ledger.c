@@ -897,15 +897,51 @@ int rb_ledger_read_locked(rb_job *j, rb_record *rec, rb_err *err)
 {
 	return read_at(j->l, j->bucket_fd, j->job_id, rec, err);
 }
+/* The record in the open file fd (st: its fstat) into rec, which is only
+ * written on success: never zeros for a bad record. 0 or -1. */
+static int read_record_fd(rb_ledger *l, uint32_t job_id, const char *name,
+			  int fd, const struct stat *st, rb_record *rec,
+			  rb_err *err)
+{
+	char path[PATH_BUF], small[4096];
+	char *buf = NULL, *big = NULL;
+	size_t have = 0;
+	rb_err perr;
+	int rc = -1;
+
+	if (st->st_size > RB_RECORD_TEXT_MAX)
+		return rb_err_set(err, "%s: corrupt record: %lld bytes, more than "
+				  "the %ld a record can have",
+				  job_path(l, job_id, name, path, sizeof(path)),
+				  (long long)st->st_size, RB_RECORD_TEXT_MAX);
+	/*
+	 * Read up to one byte more than allowed, so that a file that grew
+	 * after fstat is still caught as too big (see read_text).
+	 */
+	if (read_text(fd, small, sizeof(small), &big, &buf, &have) < 0) {
+		if (errno == ENOMEM)
+			rb_err_set(err, "out of memory");
+		else
+			rb_err_set(err, "%s: read: %s",
+				   job_path(l, job_id, name, path,
+					    sizeof(path)),
+				   strerror(errno));
+	} else if (rb_record_parse(buf, have, rec, &perr) < 0) {
+		rb_err_set(err, "%s: corrupt record: %s",
+			   job_path(l, job_id, name, path, sizeof(path)),
+			   perr.msg);
+	} else {
+		rc = 0;
+	}
+	free(big);
+	return rc;
+}
+
 static int read_at(rb_ledger *l, int held_bucket, uint32_t job_id,
 		   rb_record *rec, rb_err *err)
 {
-	char name[NAME_BUF], path[PATH_BUF];
-	char small[4096];
-	rb_err perr;
+	char name[NAME_BUF];
 	struct stat st;
-	char *buf = NULL, *big = NULL;
-	size_t have = 0;
 	int bucket_fd = -1, fd = -1;
 	int rc = -1, r;
 
@@ -928,37 +964,8 @@ static int read_at(rb_ledger *l, int held_bucket, uint32_t job_id,
 		rc = 1;
 		goto fail;
 	}
-	if (st.st_size > RB_RECORD_TEXT_MAX) {
-		rb_err_set(err, "%s: corrupt record: %lld bytes, more than "
-			   "the %ld a record can have",
-			   job_path(l, job_id, name, path, sizeof(path)),
-			   (long long)st.st_size, RB_RECORD_TEXT_MAX);
-		goto fail;
-	}
-	/*
-	 * Read up to one byte more than allowed, so that a file that grew
-	 * after fstat is still caught as too big (see read_text).
-	 */
-	if (read_text(fd, small, sizeof(small), &big, &buf, &have) < 0) {
-		if (errno == ENOMEM)
-			rb_err_set(err, "out of memory");
-		else
-			rb_err_set(err, "%s: read: %s",
-				   job_path(l, job_id, name, path,
-					    sizeof(path)),
-				   strerror(errno));
-		goto fail;
-	}
-	/* rec is only written on success: never zeros for a bad record. */
-	if (rb_record_parse(buf, have, rec, &perr) < 0) {
-		rb_err_set(err, "%s: corrupt record: %s",
-			   job_path(l, job_id, name, path, sizeof(path)),
-			   perr.msg);
-		goto fail;
-	}
-	rc = 0;
+	rc = read_record_fd(l, job_id, name, fd, &st, rec, err);
 fail:
-	free(big);
 	if (fd >= 0)
 		close(fd);
 	if (bucket_fd >= 0)
