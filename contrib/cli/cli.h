@@ -12,6 +12,7 @@
 #ifndef RB_CLI_H
 #define RB_CLI_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -53,6 +54,9 @@ typedef struct {
 
 /* "restore-budget: <message>\n" on stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same with another ending than "\n" (main.c: a usage hint). */
+void cli_verror(const char *tail, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 
 /* Route the core's log messages to stderr (errors and warnings). */
 void cli_install_log_sink(void);
@@ -84,6 +88,12 @@ void cli_invoking_user(char *buf, size_t len);
  * printed). READ mode never creates anything.
  */
 int cli_open_ledger(const cli_ctx *ctx, rb_ledger_mode mode, rb_ledger **out);
+
+/* cli_open_ledger, plus a record to read each job into (*rec, free() it;
+ * rb_ledger_close the ledger). Returns as cli_open_ledger; on -1 nothing
+ * is left open. */
+int cli_open_scan(const cli_ctx *ctx, rb_ledger_mode mode, rb_ledger **out,
+		  rb_record **rec);
 
 /* --- parsing and formatting (cli_util.c) ----------------------------------------- */
 

@@ -195,16 +195,10 @@ int cli_cmd_gc(cli_ctx *ctx, long long days, bool dry_run, bool force)
 	if (rc != CLI_OK)
 		return rc;
 	st.cutoff = (int64_t)time(NULL) - (int64_t)days * 86400;
-	r = cli_open_ledger(ctx, dry_run ? RB_LEDGER_READ : RB_LEDGER_WRITE,
-			    &st.ledger);
+	r = cli_open_scan(ctx, dry_run ? RB_LEDGER_READ : RB_LEDGER_WRITE,
+			  &st.ledger, &st.rec);
 	if (r < 0)
 		return CLI_EDATA;
-	st.rec = malloc(sizeof(*st.rec));
-	if (!st.rec) {
-		rb_ledger_close(st.ledger);
-		cli_error("out of memory");
-		return CLI_EDATA;
-	}
 	rc = CLI_OK;
 	if (r == 0 && rb_ledger_jobs(st.ledger, gc_job, &st, &err) < 0) {
 		cli_error("%s", err.msg);

@@ -219,3 +219,21 @@ int cli_open_ledger(const cli_ctx *ctx, rb_ledger_mode mode, rb_ledger **out)
 	}
 	return 0;
 }
+
+int cli_open_scan(const cli_ctx *ctx, rb_ledger_mode mode, rb_ledger **out,
+		  rb_record **rec)
+{
+	int r = cli_open_ledger(ctx, mode, out);
+
+	*rec = NULL;
+	if (r < 0)
+		return -1;
+	*rec = malloc(sizeof(**rec));
+	if (!*rec) {
+		rb_ledger_close(*out);
+		*out = NULL;
+		cli_error("out of memory");
+		return -1;
+	}
+	return r;
+}

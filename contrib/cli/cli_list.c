@@ -102,15 +102,9 @@ int cli_cmd_list(cli_ctx *ctx, const cli_list_opts *opts)
 	rb_err err;
 	int r, rc = CLI_OK;
 
-	r = cli_open_ledger(ctx, RB_LEDGER_READ, &st.ledger);
+	r = cli_open_scan(ctx, RB_LEDGER_READ, &st.ledger, &st.rec);
 	if (r < 0)
 		return CLI_EDATA;
-	st.rec = malloc(sizeof(*st.rec));
-	if (!st.rec) {
-		rb_ledger_close(st.ledger);
-		cli_error("out of memory");
-		return CLI_EDATA;
-	}
 	if (ctx->json) {
 		st.jobs = json_object_new_array();
 		st.errors = json_object_new_array();

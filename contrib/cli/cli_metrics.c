@@ -197,15 +197,9 @@ int cli_cmd_metrics(cli_ctx *ctx, const char *output)
 	rb_err err;
 	int r, rc = CLI_OK;
 
-	r = cli_open_ledger(ctx, RB_LEDGER_READ, &st.ledger);
+	r = cli_open_scan(ctx, RB_LEDGER_READ, &st.ledger, &st.rec);
 	if (r < 0)
 		return CLI_EDATA;
-	st.rec = malloc(sizeof(*st.rec));
-	if (!st.rec) {
-		rb_ledger_close(st.ledger);
-		cli_error("out of memory");
-		return CLI_EDATA;
-	}
 	if (r == 0 && rb_ledger_jobs(st.ledger, on_job, &st, &err) < 0) {
 		cli_error("%s", err.msg);
 		rc = CLI_EDATA;

@@ -10,16 +10,21 @@
 
 #include "diag.h"
 
+void cli_verror(const char *tail, const char *fmt, va_list ap)
+{
+	fflush(stdout);
+	fputs(CLI_PREFIX, stderr);
+	vfprintf(stderr, fmt, ap);
+	fputs(tail, stderr);
+}
+
 void cli_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fputs(CLI_PREFIX, stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	cli_verror("\n", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 /* The core prefixes its messages with "restore_budget: "; on a terminal

@@ -137,12 +137,9 @@ static int usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fflush(stdout);
-	fputs(CLI_PREFIX, stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	cli_verror("\nTry 'restore-budget --help'.\n", fmt, ap);
 	va_end(ap);
-	fputs("\nTry 'restore-budget --help'.\n", stderr);
 	return CLI_EUSAGE;
 }
 
