@@ -36,37 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CLUSTER_MAX 63
-#define NAME_BUF 64
-/* A path for messages: l->path (< RB_PATH_MAX) + "/NNN/" + a file name. */
-#define PATH_BUF (RB_PATH_MAX + 2 * NAME_BUF)
-/* Longest event line we write or read back; longer on disk = damaged. */
-#define EVENT_LINE_MAX 32768
-#define CRC_TAIL " crc="
-#define CRC_TAIL_LEN (sizeof(CRC_TAIL) - 1 + 16)
-/* rb_ledger_lock retries when gc removed the log under it; a bound keeps a
- * pathological remove/create storm from spinning forever. */
-#define LOCK_RETRIES 100
-
-struct rb_ledger {
-	int dir_fd;                 /* <state_dir>/<cluster> */
-	int dir_flag;               /* O_PATH (root) or O_RDONLY: see open_subdir */
-	rb_ledger_mode mode;
-	char cluster[CLUSTER_MAX + 1];
-	char path[RB_PATH_MAX];     /* "<state_dir>/<cluster>", for messages */
-};
-
-struct rb_job {
-	rb_ledger *l;
-	uint32_t job_id;
-	int bucket_fd;
-	int lock_fd;                /* "<id>.lock": holds the lock */
-	int log_fd;                 /* "<id>.log", opened under the lock */
-	/* The log's size as seen when the lock was taken (nobody appends
-	 * without it), so that the first rb_ledger_append after the lock
-	 * needs no fstat; -1 = ask the file. */
-	off_t log_size;
-};
+#include "ledger_int.h"
 
 /* ---- names and checks ---------------------------------------------------- */
 
@@ -90,7 +60,7 @@ static bool valid_cluster(const char *s)
 }
 
 /* Slurm never hands out job id 0; seeing it means a caller bug. */
-static int check_job_id(uint32_t job_id, rb_err *err)
+int lg_check_job_id(uint32_t job_id, rb_err *err)
 {
 	if (job_id == 0)
 		return rb_err_set(err, "invalid job id 0");
@@ -114,7 +84,7 @@ static void bucket_name(uint32_t job_id, char *buf, size_t len)
 	buf[3] = '\0';
 }
 
-static void file_name(uint32_t job_id, const char *suffix, char *buf,
+void lg_file_name(uint32_t job_id, const char *suffix, char *buf,
 		      size_t len)
 {
 	char digits[10];
@@ -158,7 +128,7 @@ static void tmp_name(const char *name, long pid, char *buf, size_t len)
 }
 
 /* Decimal of v at out (no NUL); returns its length, as "%lld" would. */
-static size_t fmt_i64(int64_t v, char *out)
+size_t lg_fmt_i64(int64_t v, char *out)
 {
 	char digits[24];
 	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
@@ -176,7 +146,7 @@ static size_t fmt_i64(int64_t v, char *out)
 }
 
 /* 16 lower-case hex digits of v at out (no NUL), as "%016" PRIx64. */
-static size_t fmt_hex64(uint64_t v, char *out)
+size_t lg_fmt_hex64(uint64_t v, char *out)
 {
 	static const char hex[] = "0123456789abcdef";
 	int i;
@@ -203,7 +173,7 @@ int rb_ledger_record_path(const char *state_dir, const char *cluster,
 	return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
-static const char *job_path(const rb_ledger *l, uint32_t job_id,
+const char *lg_job_path(const rb_ledger *l, uint32_t job_id,
 			    const char *name, char *buf, size_t len)
 {
 	int saved = errno;
@@ -242,7 +212,7 @@ static int check_trusted(const struct stat *st, const char *path,
 static const char *subdir_path(const rb_ledger *l, uint32_t job_id,
 			       char *buf, size_t len)
 {
-	return job_id ? job_path(l, job_id, NULL, buf, len) : l->path;
+	return job_id ? lg_job_path(l, job_id, NULL, buf, len) : l->path;
 }
 
 /*
@@ -327,7 +297,7 @@ fail:
 	return -1;
 }
 
-static int open_bucket(rb_ledger *l, uint32_t job_id, bool create, int *out,
+int lg_open_bucket(rb_ledger *l, uint32_t job_id, bool create, int *out,
 		       rb_err *err)
 {
 	char b[NAME_BUF];
@@ -349,13 +319,13 @@ static int check_opened_file(rb_ledger *l, int fd, uint32_t job_id,
 
 	if (fstat(fd, st) < 0)
 		return rb_err_set(err, "%s: %s",
-				  job_path(l, job_id, name, path, sizeof(path)),
+				  lg_job_path(l, job_id, name, path, sizeof(path)),
 				  strerror(errno));
 	if (!S_ISREG(st->st_mode))
 		return rb_err_set(err, "%s: refused: not a regular file",
-				  job_path(l, job_id, name, path, sizeof(path)));
+				  lg_job_path(l, job_id, name, path, sizeof(path)));
 	if (must_be_root && !rb_root_trusted(st)) {
-		check_trusted(st, job_path(l, job_id, name, path, sizeof(path)),
+		check_trusted(st, lg_job_path(l, job_id, name, path, sizeof(path)),
 			      err);
 		return -1;
 	}
@@ -366,7 +336,7 @@ static int check_opened_file(rb_ledger *l, int fd, uint32_t job_id,
  * Open file `name` of job_id's bucket for reading: regular, not a symlink,
  * not blocking on a FIFO. Returns 0, 1 if absent, -1.
  */
-static int open_file_ro(rb_ledger *l, int bucket_fd, uint32_t job_id,
+int lg_open_file_ro(rb_ledger *l, int bucket_fd, uint32_t job_id,
 			const char *name, int *out, struct stat *st,
 			rb_err *err)
 {
@@ -380,7 +350,7 @@ static int open_file_ro(rb_ledger *l, int bucket_fd, uint32_t job_id,
 
 		if (e == ENOENT)
 			return 1;
-		job_path(l, job_id, name, path, sizeof(path));
+		lg_job_path(l, job_id, name, path, sizeof(path));
 		if (e == ELOOP)
 			return rb_err_set(err, "%s: refused: it is a symlink",
 					  path);
@@ -660,7 +630,7 @@ static int open_lock_file(rb_ledger *l, int bucket_fd, uint32_t job_id,
 	if (fd < 0) {
 		int e = errno;
 
-		job_path(l, job_id, name, path, sizeof(path));
+		lg_job_path(l, job_id, name, path, sizeof(path));
 		return rb_err_set(err, "%s: %s%s", path, strerror(e),
 				  e == ELOOP ? " (a symlink: remove it)" : "");
 	}
@@ -668,7 +638,7 @@ static int open_lock_file(rb_ledger *l, int bucket_fd, uint32_t job_id,
 		goto fail;
 	if ((st->st_mode & 077) && fchmod(fd, 0600) < 0) {
 		rb_err_set(err, "%s: chmod 0600: %s",
-			   job_path(l, job_id, name, path, sizeof(path)),
+			   lg_job_path(l, job_id, name, path, sizeof(path)),
 			   strerror(errno));
 		goto fail;
 	}
@@ -697,7 +667,7 @@ static int open_log_rw(rb_ledger *l, int bucket_fd, uint32_t job_id,
 		if (fd >= 0) {
 			if (fchmod(fd, RB_LEDGER_FILE_MODE) < 0) {
 				rb_err_set(err, "%s: chmod: %s",
-					   job_path(l, job_id, name, path,
+					   lg_job_path(l, job_id, name, path,
 						    sizeof(path)),
 					   strerror(errno));
 				goto fail;
@@ -714,7 +684,7 @@ static int open_log_rw(rb_ledger *l, int bucket_fd, uint32_t job_id,
 	if (fd < 0) {
 		int e = errno;
 
-		job_path(l, job_id, name, path, sizeof(path));
+		lg_job_path(l, job_id, name, path, sizeof(path));
 		if (e == ELOOP)
 			rb_err_set(err, "%s: refused: it is a symlink (remove "
 				   "it)", path);
@@ -751,7 +721,7 @@ static int lock_named(rb_job *j, const char *name, rb_err *err)
 			return -1;
 		rc = lock_whole_file(j->lock_fd);
 		if (rc != 0) {
-			job_path(j->l, j->job_id, name, path, sizeof(path));
+			lg_job_path(j->l, j->job_id, name, path, sizeof(path));
 			if (rc > 0)
 				return rb_err_set(err, "%s: still locked after %ld ms by another root context of this job (another node's prolog or epilog, or one stuck on the shared file system)",
 						  path, lock_wait_ms);
@@ -764,7 +734,7 @@ static int lock_named(rb_job *j, const char *name, rb_err *err)
 				return 0;
 		} else if (errno != ENOENT) {
 			return rb_err_set(err, "%s: %s",
-					  job_path(j->l, j->job_id, name, path,
+					  lg_job_path(j->l, j->job_id, name, path,
 						   sizeof(path)),
 					  strerror(errno));
 		}
@@ -772,7 +742,7 @@ static int lock_named(rb_job *j, const char *name, rb_err *err)
 		j->lock_fd = -1;
 	}
 	return rb_err_set(err, "%s: removed under us %d times while locking",
-			  job_path(j->l, j->job_id, name, path, sizeof(path)),
+			  lg_job_path(j->l, j->job_id, name, path, sizeof(path)),
 			  LOCK_RETRIES);
 }
 
@@ -787,7 +757,7 @@ int rb_ledger_lock(rb_ledger *l, uint32_t job_id, rb_job **out, rb_err *err)
 			   "writing", l->path);
 		goto fail;
 	}
-	if (check_job_id(job_id, err) < 0)
+	if (lg_check_job_id(job_id, err) < 0)
 		goto fail;
 	j = calloc(1, sizeof(*j));
 	if (!j) {
@@ -800,12 +770,12 @@ int rb_ledger_lock(rb_ledger *l, uint32_t job_id, rb_job **out, rb_err *err)
 	j->lock_fd = -1;
 	j->log_fd = -1;
 	j->log_size = -1;
-	if (open_bucket(l, job_id, true, &j->bucket_fd, err) != 0)
+	if (lg_open_bucket(l, job_id, true, &j->bucket_fd, err) != 0)
 		goto fail;
-	file_name(job_id, ".lock", name, sizeof(name));
+	lg_file_name(job_id, ".lock", name, sizeof(name));
 	if (lock_named(j, name, err) < 0)
 		goto fail;
-	file_name(job_id, ".log", name, sizeof(name));
+	lg_file_name(job_id, ".log", name, sizeof(name));
 	{
 		struct stat log_st;
 
@@ -912,7 +882,7 @@ static int read_record_fd(rb_ledger *l, uint32_t job_id, const char *name,
 	if (st->st_size > RB_RECORD_TEXT_MAX)
 		return rb_err_set(err, "%s: corrupt record: %lld bytes, more than "
 				  "the %ld a record can have",
-				  job_path(l, job_id, name, path, sizeof(path)),
+				  lg_job_path(l, job_id, name, path, sizeof(path)),
 				  (long long)st->st_size, RB_RECORD_TEXT_MAX);
 	/*
 	 * Read up to one byte more than allowed, so that a file that grew
@@ -923,12 +893,12 @@ static int read_record_fd(rb_ledger *l, uint32_t job_id, const char *name,
 			rb_err_set(err, "out of memory");
 		else
 			rb_err_set(err, "%s: read: %s",
-				   job_path(l, job_id, name, path,
+				   lg_job_path(l, job_id, name, path,
 					    sizeof(path)),
 				   strerror(errno));
 	} else if (rb_record_parse(buf, have, rec, &perr) < 0) {
 		rb_err_set(err, "%s: corrupt record: %s",
-			   job_path(l, job_id, name, path, sizeof(path)),
+			   lg_job_path(l, job_id, name, path, sizeof(path)),
 			   perr.msg);
 	} else {
 		rc = 0;
@@ -945,17 +915,17 @@ static int read_at(rb_ledger *l, int held_bucket, uint32_t job_id,
 	int bucket_fd = -1, fd = -1;
 	int rc = -1, r;
 
-	if (check_job_id(job_id, err) < 0)
+	if (lg_check_job_id(job_id, err) < 0)
 		goto fail;
-	file_name(job_id, ".rec", name, sizeof(name));
+	lg_file_name(job_id, ".rec", name, sizeof(name));
 	if (held_bucket >= 0)
 		r = 0;
 	else
-		r = open_bucket(l, job_id, false, &bucket_fd, err);
+		r = lg_open_bucket(l, job_id, false, &bucket_fd, err);
 	if (r < 0)
 		goto fail;
 	if (r == 0)
-		r = open_file_ro(l, held_bucket >= 0 ? held_bucket : bucket_fd,
+		r = lg_open_file_ro(l, held_bucket >= 0 ? held_bucket : bucket_fd,
 				 job_id, name, &fd, &st, err);
 	if (r < 0)
 		goto fail;
@@ -991,7 +961,7 @@ static void share_log(rb_job *j, uint32_t gid)
 }
 
 /* Messages only: built when one is needed. */
-#define PATH() job_path(j->l, j->job_id, name, path, sizeof(path))
+#define PATH() lg_job_path(j->l, j->job_id, name, path, sizeof(path))
 
 /* A record names its job: never file one under another's name. Then
  * stamp it (seq, updated, created). */
@@ -1138,7 +1108,7 @@ int rb_ledger_write(rb_job *j, rb_record *rec, rb_err *err)
 	int rc = -1;
 
 	memcpy(old_cluster, rec->cluster, sizeof(old_cluster));
-	file_name(j->job_id, ".rec", name, sizeof(name));
+	lg_file_name(j->job_id, ".rec", name, sizeof(name));
 	tmp_name(name, (long)getpid(), tmp, sizeof(tmp));
 	if (stamp_record(j, rec, name, err) < 0)
 		goto fail;
@@ -1166,484 +1136,4 @@ fail:
 	}
 	free(big);
 	return rc;
-}
-
-/* ---- the event log ------------------------------------------------------- */
-
-static int parse_hex64(const char *s, size_t n, uint64_t *out)
-{
-	uint64_t v = 0;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		char c = s[i];
-
-		v <<= 4;
-		if (c >= '0' && c <= '9')
-			v |= (uint64_t)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			v |= (uint64_t)(c - 'a' + 10);
-		else
-			return -1;
-	}
-	*out = v;
-	return 0;
-}
-
-/* Is this stored line (without '\n') intact: " crc=<16 hex>" at its end,
- * matching the bytes before it? */
-static bool event_line_ok(const char *line, size_t len)
-{
-	uint64_t crc;
-	size_t body;
-
-	if (len <= CRC_TAIL_LEN || memchr(line, '\0', len))
-		return false;
-	body = len - CRC_TAIL_LEN;
-	if (memcmp(line + body, CRC_TAIL, sizeof(CRC_TAIL) - 1) != 0)
-		return false;
-	if (parse_hex64(line + body + sizeof(CRC_TAIL) - 1, 16, &crc) < 0)
-		return false;
-	return rb_checksum(line, body) == crc;
-}
-
-/* Messages only: built when one is needed. */
-#define PATH() job_path(j->l, j->job_id, name, path, sizeof(path))
-
-/* One printable ASCII line of 1..EVENT_LINE_MAX-64 bytes: values are
- * escaped by the caller (rb_kv_escape), and a newline would forge a
- * second event. */
-static int check_event(rb_job *j, const char *name, const char *event,
-		       size_t elen, rb_err *err)
-{
-	char path[PATH_BUF];
-
-	if (elen == 0 || elen > EVENT_LINE_MAX - 64)
-		return rb_err_set(err, "%s: event of %zu bytes refused (1 to %d)",
-				  PATH(), elen, EVENT_LINE_MAX - 64);
-	for (size_t i = 0; i < elen; i++)
-		if (event[i] < 0x20 || event[i] > 0x7e)
-			return rb_err_set(err, "%s: event refused: byte 0x%02x at "
-					  "offset %zu is not printable ASCII",
-					  PATH(), (unsigned char)event[i], i);
-	return 0;
-}
-
-/*
- * Does the log end in a torn line? A crash in the middle of an earlier
- * append can leave a last line without its '\n'; the next event then
- * starts on a new line, so that the torn one stays a single bad line
- * instead of swallowing this good one. We hold the lock, so nobody appends
- * between this check and our write. The first append after rb_ledger_lock
- * uses the size seen there under the lock (a crashed writer's torn tail is
- * older than our lock); a later one asks the file again. 1, 0 or -1.
- */
-static int torn_tail(rb_job *j, const char *name, rb_err *err)
-{
-	char path[PATH_BUF], last;
-	off_t size = j->log_size;
-	struct stat st;
-	ssize_t r;
-
-	if (size < 0) {
-		if (fstat(j->log_fd, &st) < 0)
-			return rb_err_set(err, "%s: %s", PATH(), strerror(errno));
-		size = st.st_size;
-	}
-	if (size == 0)
-		return 0;
-	do
-		r = pread(j->log_fd, &last, 1, size - 1);
-	while (r < 0 && errno == EINTR);
-	if (r < 0)
-		return rb_err_set(err, "%s: read: %s", PATH(), strerror(errno));
-	return r == 1 && last != '\n';
-}
-
-/* "[\n]t=<now> <event> crc=<hex>\n" into buf (elen + 64 bytes); its length.
- * The checksum covers "t=... <event>", not " crc=". */
-static size_t event_line(char *buf, bool newline, const char *event,
-			 size_t elen)
-{
-	size_t pos = 0, start;
-
-	if (newline)
-		buf[pos++] = '\n';
-	start = pos;
-	buf[pos++] = 't';
-	buf[pos++] = '=';
-	pos += fmt_i64((int64_t)time(NULL), buf + pos);
-	buf[pos++] = ' ';
-	/* buf is a counted byte buffer for write(), never a C string */
-	memcpy(buf + pos, event, elen); // NOLINT(bugprone-not-null-terminated-result)
-	pos += elen;
-	memcpy(buf + pos, CRC_TAIL, sizeof(CRC_TAIL) - 1);
-	pos += sizeof(CRC_TAIL) - 1;
-	pos += fmt_hex64(rb_checksum(buf + start, pos - start -
-				     (sizeof(CRC_TAIL) - 1)), buf + pos);
-	buf[pos++] = '\n';
-	return pos;
-}
-
-int rb_ledger_append(rb_job *j, const char *event, rb_err *err)
-{
-	char name[NAME_BUF], path[PATH_BUF];
-	size_t elen = strlen(event), pos;
-	char *buf = NULL;
-	ssize_t w;
-	int torn, rc = -1;
-
-	file_name(j->job_id, ".log", name, sizeof(name));
-	if (check_event(j, name, event, elen, err) < 0)
-		return -1;
-	buf = malloc(elen + 64);
-	if (!buf)
-		return rb_err_set(err, "out of memory");
-	torn = torn_tail(j, name, err);
-	if (torn < 0)
-		goto fail;
-	pos = event_line(buf, torn, event, elen);
-	/* One write() of the whole line: with O_APPEND it lands at the end
-	 * in one piece; a short write means the disk is full or failing. */
-	do
-		w = write(j->log_fd, buf, pos);
-	while (w < 0 && errno == EINTR);
-	j->log_size = -1;
-	if (w < 0)
-		rb_err_set(err, "%s: write: %s", PATH(), strerror(errno));
-	else if ((size_t)w != pos)
-		rb_err_set(err, "%s: short write (%zd of %zu bytes)", PATH(), w,
-			   pos);
-	else if (fsync(j->log_fd) < 0)
-		rb_err_set(err, "%s: fsync: %s", PATH(), strerror(errno));
-	else
-		rc = 0;
-fail:
-	free(buf);
-	return rc;
-}
-#undef PATH
-
-/* Hand each event line of the open log fd to fn, streamed: memory stays
- * bounded however long the log (buf: EVENT_LINE_MAX + 1 bytes). */
-static int stream_events(int fd, char *buf, const char *path, rb_event_fn fn,
-			 void *ctx, rb_err *err)
-{
-	size_t have = 0;
-	bool skipping = false; /* inside an over-long line already reported */
-
-	for (;;) {
-		size_t start = 0;
-		char *nl;
-		ssize_t n = read(fd, buf + have, EVENT_LINE_MAX - have);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return rb_err_set(err, "%s: read: %s", path, strerror(errno));
-		if (n == 0) {
-			/* A last line without '\n' is a torn append. */
-			if (have > 0 && !skipping) {
-				buf[have] = '\0';
-				fn(buf, false, ctx);
-			}
-			return 0;
-		}
-		have += (size_t)n;
-		while ((nl = memchr(buf + start, '\n', have - start))) {
-			size_t len = (size_t)(nl - (buf + start));
-
-			*nl = '\0';
-			if (skipping)
-				skipping = false;
-			else if (fn(buf + start, event_line_ok(buf + start, len),
-				      ctx) != 0)
-				return 0;
-			start += len + 1;
-		}
-		memmove(buf, buf + start, have - start);
-		have -= start;
-		if (have == EVENT_LINE_MAX) {
-			/* No '\n' in a full buffer: we never write such a
-			 * line, so report its head once as damaged and skip
-			 * the rest of it. */
-			if (!skipping) {
-				buf[have] = '\0';
-				if (fn(buf, false, ctx) != 0)
-					return 0;
-			}
-			skipping = true;
-			have = 0;
-		}
-	}
-}
-
-int rb_ledger_events(rb_ledger *l, uint32_t job_id, rb_event_fn fn, void *ctx,
-		     rb_err *err)
-{
-	char name[NAME_BUF], path[PATH_BUF];
-	struct stat st;
-	char *buf = NULL;
-	int bucket_fd = -1, fd = -1;
-	int rc = -1;
-
-	if (check_job_id(job_id, err) < 0)
-		return -1;
-	file_name(job_id, ".log", name, sizeof(name));
-	job_path(l, job_id, name, path, sizeof(path));
-	rc = open_bucket(l, job_id, false, &bucket_fd, err);
-	if (rc == 0)
-		rc = open_file_ro(l, bucket_fd, job_id, name, &fd, &st, err);
-	if (rc == 0) {
-		buf = malloc(EVENT_LINE_MAX + 1);
-		rc = buf ? stream_events(fd, buf, path, fn, ctx, err) :
-			   rb_err_set(err, "out of memory");
-	}
-	free(buf);
-	/* Safe for a job this process holds locked: the lock is an OFD lock
-	 * (see lock_whole_file), which closing another fd does not drop; only
-	 * on a kernel without OFD locks would this close drop it. */
-	if (fd >= 0)
-		close(fd);
-	if (bucket_fd >= 0)
-		close(bucket_fd);
-	return rc;
-}
-
-/* ---- listing and removal ------------------------------------------------- */
-
-/* Canonical decimal job id (no leading zero, 1..UINT32_MAX) of n bytes. */
-static bool parse_job_id(const char *s, size_t n, uint32_t *out)
-{
-	uint64_t v = 0;
-	size_t i;
-
-	if (n == 0 || n > 10 || s[0] == '0')
-		return false;
-	for (i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	if (v > UINT32_MAX)
-		return false;
-	*out = (uint32_t)v;
-	return true;
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-typedef struct {
-	uint32_t *ids;
-	size_t n, cap;
-} id_list;
-
-static int id_push(id_list *list, uint32_t id)
-{
-	if (list->n == list->cap) {
-		size_t cap = list->cap ? list->cap * 2 : 256;
-		uint32_t *ids = realloc(list->ids, cap * sizeof(*ids));
-
-		if (!ids)
-			return -1;
-		list->ids = ids;
-		list->cap = cap;
-	}
-	list->ids[list->n++] = id;
-	return 0;
-}
-
-/* Collect the "<id>.rec" regular files of one bucket directory. */
-static int scan_bucket(rb_ledger *l, const char *bname, unsigned bucket,
-		       id_list *list, rb_err *err)
-{
-	char path[PATH_BUF];
-	struct dirent *de;
-	DIR *d = NULL;
-	int fd;
-	int rc = -1;
-
-	snprintf(path, sizeof(path), "%s/%.3s", l->path, bname);
-	fd = openat(l->dir_fd, bname,
-		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		/* Removed meanwhile, or a symlink / file planted there: not
-		 * a bucket of ours, nothing to list. */
-		if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR)
-			return 0;
-		return rb_err_set(err, "%s: %s", path, strerror(errno));
-	}
-	d = fdopendir(fd);
-	if (!d) {
-		rb_err_set(err, "%s: %s", path, strerror(errno));
-		close(fd);
-		goto fail;
-	}
-	for (;;) {
-		struct stat st;
-		size_t len;
-		uint32_t id;
-
-		errno = 0;
-		de = readdir(d);
-		if (!de)
-			break;
-		len = strlen(de->d_name);
-		if (len <= 4 || strcmp(de->d_name + len - 4, ".rec") != 0 ||
-		    !parse_job_id(de->d_name, len - 4, &id))
-			continue; /* "*.rec.tmp.*", "*.log", strangers */
-		/* In another bucket than ours, rb_ledger_read cannot reach
-		 * it: not a record. */
-		if (id % 1000 != bucket)
-			continue;
-		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISREG(st.st_mode))
-			continue;
-		if (id_push(list, id) < 0) {
-			rb_err_set(err, "out of memory");
-			goto fail;
-		}
-	}
-	if (errno) {
-		rb_err_set(err, "%s: %s", path, strerror(errno));
-		goto fail;
-	}
-	rc = 0;
-fail:
-	if (d)
-		closedir(d);
-	return rc;
-}
-
-int rb_ledger_jobs(rb_ledger *l, rb_job_fn fn, void *ctx, rb_err *err)
-{
-	id_list list = { NULL, 0, 0 };
-	struct dirent *de;
-	DIR *d = NULL;
-	size_t i;
-	int fd;
-	int rc = -1;
-
-	/* A fresh fd: readdir's position must not be shared with dir_fd. */
-	fd = openat(l->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		rb_err_set(err, "%s: %s", l->path, strerror(errno));
-		goto fail;
-	}
-	d = fdopendir(fd);
-	if (!d) {
-		rb_err_set(err, "%s: %s", l->path, strerror(errno));
-		close(fd);
-		goto fail;
-	}
-	for (;;) {
-		const char *s;
-
-		errno = 0;
-		de = readdir(d);
-		if (!de)
-			break;
-		s = de->d_name;
-		if (strlen(s) != 3 || s[0] < '0' || s[0] > '9' ||
-		    s[1] < '0' || s[1] > '9' || s[2] < '0' || s[2] > '9')
-			continue;
-		if (scan_bucket(l, s, (unsigned)((s[0] - '0') * 100 +
-						 (s[1] - '0') * 10 +
-						 (s[2] - '0')),
-				&list, err) < 0)
-			goto fail;
-		errno = 0;
-	}
-	if (errno) {
-		rb_err_set(err, "%s: %s", l->path, strerror(errno));
-		goto fail;
-	}
-	/* Sorted, so that `list` prints the same way every time. */
-	if (list.n)
-		qsort(list.ids, list.n, sizeof(*list.ids), cmp_u32);
-	for (i = 0; i < list.n; i++)
-		if (fn(list.ids[i], ctx) != 0)
-			break;
-	rc = 0;
-fail:
-	if (d)
-		closedir(d);
-	free(list.ids);
-	return rc;
-}
-
-/* Remove "<id>.rec.tmp.*" leftovers of crashed writers of this job. */
-static int remove_stale_tmp(rb_job *j, const char *dirpath, rb_err *err)
-{
-	char prefix[NAME_BUF];
-	struct dirent *de;
-	size_t plen;
-	DIR *d = NULL;
-	int fd;
-	int rc = -1;
-
-	file_name(j->job_id, ".rec.tmp.", prefix, sizeof(prefix));
-	plen = strlen(prefix);
-	fd = openat(j->bucket_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		rb_err_set(err, "%s: %s", dirpath, strerror(errno));
-		goto fail;
-	}
-	d = fdopendir(fd);
-	if (!d) {
-		rb_err_set(err, "%s: %s", dirpath, strerror(errno));
-		close(fd);
-		goto fail;
-	}
-	while ((de = readdir(d))) {
-		if (strncmp(de->d_name, prefix, plen) != 0)
-			continue;
-		if (unlinkat(j->bucket_fd, de->d_name, 0) < 0 &&
-		    errno != ENOENT) {
-			rb_err_set(err, "%s/%s: %s", dirpath, de->d_name,
-				   strerror(errno));
-			goto fail;
-		}
-	}
-	rc = 0;
-fail:
-	if (d)
-		closedir(d);
-	return rc;
-}
-
-int rb_ledger_remove(rb_job *j, rb_err *err)
-{
-	char rec[NAME_BUF], log[NAME_BUF], lock[NAME_BUF], path[PATH_BUF];
-
-	file_name(j->job_id, ".rec", rec, sizeof(rec));
-	file_name(j->job_id, ".log", log, sizeof(log));
-	file_name(j->job_id, ".lock", lock, sizeof(lock));
-	/* The record first: a crash between the two leaves a log without a
-	 * record, which reads as "no record" and is not listed; the other
-	 * order would leave a record whose history is gone. */
-	if (unlinkat(j->bucket_fd, rec, 0) < 0 && errno != ENOENT)
-		return rb_err_set(err, "%s: %s", job_path(j->l, j->job_id, rec,
-				  path, sizeof(path)), strerror(errno));
-	if (remove_stale_tmp(j, job_path(j->l, j->job_id, NULL, path,
-					 sizeof(path)), err) < 0)
-		return -1;
-	if (unlinkat(j->bucket_fd, log, 0) < 0 && errno != ENOENT)
-		return rb_err_set(err, "%s: %s", job_path(j->l, j->job_id, log,
-				  path, sizeof(path)), strerror(errno));
-	/* The lock file last: our lock stays on it until unlock; waiters then
-	 * see the name gone and start over (lock_named). */
-	if (unlinkat(j->bucket_fd, lock, 0) < 0 && errno != ENOENT)
-		return rb_err_set(err, "%s: %s", job_path(j->l, j->job_id,
-				  lock, path, sizeof(path)), strerror(errno));
-	if (fsync(j->bucket_fd) < 0)
-		return rb_err_set(err, "%s: fsync: %s", job_path(j->l,
-				  j->job_id, NULL, path, sizeof(path)),
-				  strerror(errno));
-	return 0;
 }

@@ -1,0 +1,254 @@
+/*
+ * ledger_scan.c - listing the jobs of a ledger and removing one (gc).
+ */
+#define _GNU_SOURCE
+#include "ledger_int.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- listing and removal ------------------------------------------------- */
+
+/* Canonical decimal job id (no leading zero, 1..UINT32_MAX) of n bytes. */
+static bool parse_job_id(const char *s, size_t n, uint32_t *out)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	if (n == 0 || n > 10 || s[0] == '0')
+		return false;
+	for (i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	}
+	if (v > UINT32_MAX)
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+typedef struct {
+	uint32_t *ids;
+	size_t n, cap;
+} id_list;
+
+static int id_push(id_list *list, uint32_t id)
+{
+	if (list->n == list->cap) {
+		size_t cap = list->cap ? list->cap * 2 : 256;
+		uint32_t *ids = realloc(list->ids, cap * sizeof(*ids));
+
+		if (!ids)
+			return -1;
+		list->ids = ids;
+		list->cap = cap;
+	}
+	list->ids[list->n++] = id;
+	return 0;
+}
+
+/* Collect the "<id>.rec" regular files of one bucket directory. */
+static int scan_bucket(rb_ledger *l, const char *bname, unsigned bucket,
+		       id_list *list, rb_err *err)
+{
+	char path[PATH_BUF];
+	struct dirent *de;
+	DIR *d = NULL;
+	int fd;
+	int rc = -1;
+
+	snprintf(path, sizeof(path), "%s/%.3s", l->path, bname);
+	fd = openat(l->dir_fd, bname,
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		/* Removed meanwhile, or a symlink / file planted there: not
+		 * a bucket of ours, nothing to list. */
+		if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR)
+			return 0;
+		return rb_err_set(err, "%s: %s", path, strerror(errno));
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		rb_err_set(err, "%s: %s", path, strerror(errno));
+		close(fd);
+		goto fail;
+	}
+	for (;;) {
+		struct stat st;
+		size_t len;
+		uint32_t id;
+
+		errno = 0;
+		de = readdir(d);
+		if (!de)
+			break;
+		len = strlen(de->d_name);
+		if (len <= 4 || strcmp(de->d_name + len - 4, ".rec") != 0 ||
+		    !parse_job_id(de->d_name, len - 4, &id))
+			continue; /* "*.rec.tmp.*", "*.log", strangers */
+		/* In another bucket than ours, rb_ledger_read cannot reach
+		 * it: not a record. */
+		if (id % 1000 != bucket)
+			continue;
+		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		if (id_push(list, id) < 0) {
+			rb_err_set(err, "out of memory");
+			goto fail;
+		}
+	}
+	if (errno) {
+		rb_err_set(err, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	rc = 0;
+fail:
+	if (d)
+		closedir(d);
+	return rc;
+}
+
+int rb_ledger_jobs(rb_ledger *l, rb_job_fn fn, void *ctx, rb_err *err)
+{
+	id_list list = { NULL, 0, 0 };
+	struct dirent *de;
+	DIR *d = NULL;
+	size_t i;
+	int fd;
+	int rc = -1;
+
+	/* A fresh fd: readdir's position must not be shared with dir_fd. */
+	fd = openat(l->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		rb_err_set(err, "%s: %s", l->path, strerror(errno));
+		goto fail;
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		rb_err_set(err, "%s: %s", l->path, strerror(errno));
+		close(fd);
+		goto fail;
+	}
+	for (;;) {
+		const char *s;
+
+		errno = 0;
+		de = readdir(d);
+		if (!de)
+			break;
+		s = de->d_name;
+		if (strlen(s) != 3 || s[0] < '0' || s[0] > '9' ||
+		    s[1] < '0' || s[1] > '9' || s[2] < '0' || s[2] > '9')
+			continue;
+		if (scan_bucket(l, s, (unsigned)((s[0] - '0') * 100 +
+						 (s[1] - '0') * 10 +
+						 (s[2] - '0')),
+				&list, err) < 0)
+			goto fail;
+		errno = 0;
+	}
+	if (errno) {
+		rb_err_set(err, "%s: %s", l->path, strerror(errno));
+		goto fail;
+	}
+	/* Sorted, so that `list` prints the same way every time. */
+	if (list.n)
+		qsort(list.ids, list.n, sizeof(*list.ids), cmp_u32);
+	for (i = 0; i < list.n; i++)
+		if (fn(list.ids[i], ctx) != 0)
+			break;
+	rc = 0;
+fail:
+	if (d)
+		closedir(d);
+	free(list.ids);
+	return rc;
+}
+
+/* Remove "<id>.rec.tmp.*" leftovers of crashed writers of this job. */
+static int remove_stale_tmp(rb_job *j, const char *dirpath, rb_err *err)
+{
+	char prefix[NAME_BUF];
+	struct dirent *de;
+	size_t plen;
+	DIR *d = NULL;
+	int fd;
+	int rc = -1;
+
+	lg_file_name(j->job_id, ".rec.tmp.", prefix, sizeof(prefix));
+	plen = strlen(prefix);
+	fd = openat(j->bucket_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		rb_err_set(err, "%s: %s", dirpath, strerror(errno));
+		goto fail;
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		rb_err_set(err, "%s: %s", dirpath, strerror(errno));
+		close(fd);
+		goto fail;
+	}
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, prefix, plen) != 0)
+			continue;
+		if (unlinkat(j->bucket_fd, de->d_name, 0) < 0 &&
+		    errno != ENOENT) {
+			rb_err_set(err, "%s/%s: %s", dirpath, de->d_name,
+				   strerror(errno));
+			goto fail;
+		}
+	}
+	rc = 0;
+fail:
+	if (d)
+		closedir(d);
+	return rc;
+}
+
+int rb_ledger_remove(rb_job *j, rb_err *err)
+{
+	char rec[NAME_BUF], log[NAME_BUF], lock[NAME_BUF], path[PATH_BUF];
+
+	lg_file_name(j->job_id, ".rec", rec, sizeof(rec));
+	lg_file_name(j->job_id, ".log", log, sizeof(log));
+	lg_file_name(j->job_id, ".lock", lock, sizeof(lock));
+	/* The record first: a crash between the two leaves a log without a
+	 * record, which reads as "no record" and is not listed; the other
+	 * order would leave a record whose history is gone. */
+	if (unlinkat(j->bucket_fd, rec, 0) < 0 && errno != ENOENT)
+		return rb_err_set(err, "%s: %s", lg_job_path(j->l, j->job_id, rec,
+				  path, sizeof(path)), strerror(errno));
+	if (remove_stale_tmp(j, lg_job_path(j->l, j->job_id, NULL, path,
+					 sizeof(path)), err) < 0)
+		return -1;
+	if (unlinkat(j->bucket_fd, log, 0) < 0 && errno != ENOENT)
+		return rb_err_set(err, "%s: %s", lg_job_path(j->l, j->job_id, log,
+				  path, sizeof(path)), strerror(errno));
+	/* The lock file last: our lock stays on it until unlock; waiters then
+	 * see the name gone and start over (lock_named). */
+	if (unlinkat(j->bucket_fd, lock, 0) < 0 && errno != ENOENT)
+		return rb_err_set(err, "%s: %s", lg_job_path(j->l, j->job_id,
+				  lock, path, sizeof(path)), strerror(errno));
+	if (fsync(j->bucket_fd) < 0)
+		return rb_err_set(err, "%s: fsync: %s", lg_job_path(j->l,
+				  j->job_id, NULL, path, sizeof(path)),
+				  strerror(errno));
+	return 0;
+}
