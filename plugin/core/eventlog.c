@@ -121,14 +121,14 @@ static size_t event_line(char *buf, bool newline, const char *event,
 	start = pos;
 	buf[pos++] = 't';
 	buf[pos++] = '=';
-	pos += lg_fmt_i64((int64_t)time(NULL), buf + pos);
+	pos += rb_fmt_i64((int64_t)time(NULL), buf + pos);
 	buf[pos++] = ' ';
 	/* buf is a counted byte buffer for write(), never a C string */
 	memcpy(buf + pos, event, elen); // NOLINT(bugprone-not-null-terminated-result)
 	pos += elen;
 	memcpy(buf + pos, CRC_TAIL, sizeof(CRC_TAIL) - 1);
 	pos += sizeof(CRC_TAIL) - 1;
-	pos += lg_fmt_hex64(rb_checksum(buf + start, pos - start -
+	pos += rb_fmt_hex64(rb_checksum(buf + start, pos - start -
 				     (sizeof(CRC_TAIL) - 1)), buf + pos);
 	buf[pos++] = '\n';
 	return pos;

@@ -87,20 +87,15 @@ static void bucket_name(uint32_t job_id, char *buf, size_t len)
 void lg_file_name(uint32_t job_id, const char *suffix, char *buf,
 		      size_t len)
 {
-	char digits[10];
-	size_t n = 0, slen = strlen(suffix), i;
+	char digits[24];
+	size_t n = rb_fmt_u64(job_id, digits), slen = strlen(suffix);
 
-	do {
-		digits[n++] = (char)('0' + job_id % 10);
-		job_id /= 10;
-	} while (job_id);
 	if (n + slen + 1 > len) {
 		if (len)
 			buf[0] = '\0';
 		return;
 	}
-	for (i = 0; i < n; i++)
-		buf[i] = digits[n - 1 - i];
+	memcpy(buf, digits, n);
 	memcpy(buf + n, suffix, slen + 1);
 }
 
@@ -108,13 +103,9 @@ void lg_file_name(uint32_t job_id, const char *suffix, char *buf,
 static void tmp_name(const char *name, long pid, char *buf, size_t len)
 {
 	char digits[24];
-	size_t n = 0, nlen = strlen(name), i;
-	unsigned long v = pid < 0 ? 0 : (unsigned long)pid;
+	size_t n = rb_fmt_u64(pid < 0 ? 0 : (uint64_t)pid, digits);
+	size_t nlen = strlen(name);
 
-	do {
-		digits[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
 	if (nlen + 5 + n + 1 > len) {
 		if (len)
 			buf[0] = '\0';
@@ -122,40 +113,8 @@ static void tmp_name(const char *name, long pid, char *buf, size_t len)
 	}
 	memcpy(buf, name, nlen);
 	memcpy(buf + nlen, ".tmp.", 5);
-	for (i = 0; i < n; i++)
-		buf[nlen + 5 + i] = digits[n - 1 - i];
+	memcpy(buf + nlen + 5, digits, n);
 	buf[nlen + 5 + n] = '\0';
-}
-
-/* Decimal of v at out (no NUL); returns its length, as "%lld" would. */
-size_t lg_fmt_i64(int64_t v, char *out)
-{
-	char digits[24];
-	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-	size_t n = 0, i, o = 0;
-
-	do {
-		digits[n++] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
-	if (v < 0)
-		out[o++] = '-';
-	for (i = 0; i < n; i++)
-		out[o++] = digits[n - 1 - i];
-	return o;
-}
-
-/* 16 lower-case hex digits of v at out (no NUL), as "%016" PRIx64. */
-size_t lg_fmt_hex64(uint64_t v, char *out)
-{
-	static const char hex[] = "0123456789abcdef";
-	int i;
-
-	for (i = 15; i >= 0; i--) {
-		out[i] = hex[v & 0xf];
-		v >>= 4;
-	}
-	return 16;
 }
 
 /* "<state_dir>/<cluster>/<bucket>[/<name>]" for messages. Built only when

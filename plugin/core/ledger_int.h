@@ -48,8 +48,6 @@ struct rb_job {
 
 int lg_check_job_id(uint32_t job_id, rb_err *err);
 void lg_file_name(uint32_t job_id, const char *suffix, char *buf, size_t len);
-size_t lg_fmt_i64(int64_t v, char *out);
-size_t lg_fmt_hex64(uint64_t v, char *out);
 const char *lg_job_path(const rb_ledger *l, uint32_t job_id, const char *name,
 			char *buf, size_t len);
 int lg_open_bucket(rb_ledger *l, uint32_t job_id, bool create, int *out,

@@ -424,7 +424,7 @@ static void put_escaped(outbuf *o, const char *s)
 /* Decimal text of an unsigned / signed value at out (no NUL), as "%" PRIu64
  * / "%" PRId64 would write it; returns its length. Formatting a record
  * with snprintf cost more than the rest of the formatting. */
-static size_t fmt_u64(uint64_t v, char *out)
+size_t rb_fmt_u64(uint64_t v, char *out)
 {
 	char digits[20];
 	size_t n = 0, i;
@@ -438,13 +438,24 @@ static size_t fmt_u64(uint64_t v, char *out)
 	return n;
 }
 
-static size_t fmt_i64(int64_t v, char *out)
+size_t rb_fmt_i64(int64_t v, char *out)
 {
 	if (v < 0) {
 		out[0] = '-';
-		return 1 + fmt_u64((uint64_t)0 - (uint64_t)v, out + 1);
+		return 1 + rb_fmt_u64((uint64_t)0 - (uint64_t)v, out + 1);
 	}
-	return fmt_u64((uint64_t)v, out);
+	return rb_fmt_u64((uint64_t)v, out);
+}
+
+size_t rb_fmt_hex64(uint64_t v, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	for (int i = 15; i >= 0; i--) {
+		out[i] = hex[v & 0xf];
+		v >>= 4;
+	}
+	return 16;
 }
 
 /* Append one field's "key=value\n"; -1 if the value cannot be written. */
@@ -465,16 +476,16 @@ static int put_field(outbuf *o, const field *f, const rb_record *rec)
 		put_escaped(o, p);
 		break;
 	case F_U32:
-		put(o, num, fmt_u64(*(const uint32_t *)p, num));
+		put(o, num, rb_fmt_u64(*(const uint32_t *)p, num));
 		break;
 	case F_INT:
-		put(o, num, fmt_i64(*(const int *)p, num));
+		put(o, num, rb_fmt_i64(*(const int *)p, num));
 		break;
 	case F_I64:
-		put(o, num, fmt_i64(*(const int64_t *)p, num));
+		put(o, num, rb_fmt_i64(*(const int64_t *)p, num));
 		break;
 	case F_U64:
-		put(o, num, fmt_u64(*(const uint64_t *)p, num));
+		put(o, num, rb_fmt_u64(*(const uint64_t *)p, num));
 		break;
 	case F_BOOL:
 		put_str(o, *(const bool *)p ? "true" : "false");
@@ -492,7 +503,6 @@ static int put_field(outbuf *o, const field *f, const rb_record *rec)
 
 ssize_t rb_record_format(const rb_record *rec, char *buf, size_t len)
 {
-	static const char hex[] = "0123456789abcdef";
 	outbuf o = { buf, len, 0, false };
 	char line[sizeof(CHECKSUM_KEY) + CHECKSUM_HEX + 2];
 	size_t i, n;
@@ -502,7 +512,7 @@ ssize_t rb_record_format(const rb_record *rec, char *buf, size_t len)
 		return -1;
 	buf[0] = '\0';
 	put_str(&o, VERSION_PREFIX);
-	n = fmt_i64(RB_RECORD_VERSION, line);
+	n = rb_fmt_i64(RB_RECORD_VERSION, line);
 	line[n++] = '\n';
 	put(&o, line, n);
 	for (i = 0; i < N_FIELDS; i++)
@@ -515,9 +525,7 @@ ssize_t rb_record_format(const rb_record *rec, char *buf, size_t len)
 	memo_remember(buf, o.pos, sum);
 	n = sizeof(CHECKSUM_KEY) - 1;
 	memcpy(line, CHECKSUM_KEY, n);
-	for (i = 0; i < CHECKSUM_HEX; i++)
-		line[n + i] = hex[(sum >> (4 * (CHECKSUM_HEX - 1 - i))) & 0xf];
-	n += CHECKSUM_HEX;
+	n += rb_fmt_hex64(sum, line + n);
 	line[n++] = '\n';
 	put(&o, line, n);
 	if (o.full)

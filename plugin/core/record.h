@@ -65,6 +65,12 @@ ssize_t rb_kv_unescape(const char *in, size_t inlen, char *out, size_t outlen);
  * [A-Za-z0-9._:-]? It comes from the job (user-controlled). */
 int rb_submission_ok(const char *s);
 
+/* Decimal or 16 lower-case hex digits of v at out, no NUL ("%016" PRIx64
+ * for hex); the number of bytes. For the record and the event log. */
+size_t rb_fmt_u64(uint64_t v, char *out);
+size_t rb_fmt_i64(int64_t v, char *out);
+size_t rb_fmt_hex64(uint64_t v, char *out);
+
 /* 64-bit FNV-1a, used as the record and event checksum. */
 uint64_t rb_checksum(const void *data, size_t len);
 
