@@ -106,6 +106,17 @@ spank_err_t spank_setenv(spank_t s, const char *name, const char *value, int o)
 	return ESPANK_SUCCESS;
 }
 
+/* sbatch's call (the allocator context); vg_plugin drives the others. */
+spank_err_t spank_job_control_setenv(spank_t s, const char *name,
+				     const char *value, int o)
+{
+	(void)s;
+	(void)name;
+	(void)value;
+	(void)o;
+	return ESPANK_ERROR;
+}
+
 spank_err_t spank_unsetenv(spank_t s, const char *name)
 {
 	(void)s;
