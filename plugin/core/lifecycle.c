@@ -350,6 +350,12 @@ static void ev_decision(event_line *e, const rb_start_result *out,
 int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
 		       rb_start_result *out, rb_err *err)
 {
+	return rb_lifecycle_start_get(cfg, job, out, NULL, err);
+}
+
+int rb_lifecycle_start_get(const rb_config *cfg, const rb_job_info *job,
+			   rb_start_result *out, rb_record *rec, rb_err *err)
+{
 	locked_record lr;
 	event_line e;
 	rb_budget *b;
@@ -379,8 +385,7 @@ int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
 		out->decision = rb_engine_start(b, job->attempt, &out->limits,
 						job->now, &out->charge,
 						out->reason, sizeof(out->reason));
-		unlock_close(&lr);
-		return 0;
+		goto done;
 	}
 
 	ev_raw(&e, "kind", "start");
@@ -393,6 +398,9 @@ int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
 	ev_decision(&e, out, b);
 	if (commit(&lr, &e, err) < 0)
 		goto fail;
+done:
+	if (rec)
+		*rec = lr.rec;
 	unlock_close(&lr);
 	return 0;
 fail:

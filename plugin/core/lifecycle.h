@@ -58,9 +58,15 @@ bool rb_record_names_another_job(const rb_record *rec, uint32_t uid,
 				 const char *submission, int64_t attempt,
 				 const char **why);
 
-/* Prolog: charge the previous attempt and record attempt n (idempotent). */
+/* Batch step (root, from the prolog's note): charge the previous attempt
+ * and record attempt n (idempotent). */
 int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
 		       rb_start_result *out, rb_err *err);
+
+/* The same, and *rec (if not NULL) is the record as written (as found for
+ * an attempt already recorded): the batch step exports it. */
+int rb_lifecycle_start_get(const rb_config *cfg, const rb_job_info *job,
+			   rb_start_result *out, rb_record *rec, rb_err *err);
 
 /* Batch step (root): attempt n was handed `checkpoint` and starts in `phase`. */
 int rb_lifecycle_report(const rb_config *cfg, const char *cluster,

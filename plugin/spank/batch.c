@@ -1,8 +1,11 @@
 /*
- * batch.c - the batch step (slurmstepd on the job's first node): user_init
- * (euid = the job's user) finds the checkpoint and exports the job's
- * environment, task_post_fork (root) records what the attempt was handed,
- * task_init (the job's user, in the task) is the one place that refuses.
+ * batch.c - the batch step (slurmstepd on the batch host, the one node that
+ * does ledger work: docs/architecture.md "Only the batch host"). user_init
+ * (uid 0, euid = the job's user) records and charges the attempt as root
+ * from the prolog's note, then finds the checkpoint as the user and exports
+ * the job's environment; task_post_fork (root) records what the attempt was
+ * handed; task_init (the job's user, in the task) is the one place that
+ * refuses.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -18,8 +21,10 @@
 #include "ack.h"
 #include "checkpoint.h"
 #include "identity.h"
+#include "node_note.h"
 #include "record.h"
 #include "slurmconf.h"
+#include "step.h"
 
 #include "compat.h"
 #include "glue.h"
@@ -40,6 +45,7 @@ static struct {
 	bool closed;           /* on_error = "closed" */
 	char config_path[RB_PATH_MAX];
 	char warning[RB_ERR_MAX + 128]; /* printed to the job's stderr by task_init */
+	bool clamps_said;      /* the start's clamp words are in warning */
 } step;
 
 bool is_batch_step(spank_t sp)
@@ -57,58 +63,14 @@ static void setenv_str(spank_t sp, const char *name, const char *value)
 		rb_log(RB_LOG_ERROR, "cannot set %s in the job's environment", name);
 }
 
-static void setenv_int(spank_t sp, const char *name, int64_t value)
-{
-	char buf[32];
-
-	snprintf(buf, sizeof(buf), "%" PRId64, value);
-	setenv_str(sp, name, buf);
-}
-
 static void export_env(spank_t sp, const rb_record *rec)
 {
-	const rb_budget *b = &rec->budget;
-	const rb_limits *l = &b->cur.limits;
-	int64_t left = rb_engine_restores_left(b, l);
-	char buf[RB_PATH_MAX + 64];
+	rb_step_env env;
 
-	setenv_int(sp, "RESTORE_BUDGET_ATTEMPT", step.attempt);
-	setenv_str(sp, "RESTORE_BUDGET_PHASE", rb_phase_name(step.phase));
-	setenv_str(sp, "RESTORE_BUDGET_CHECKPOINT", step.checkpoint);
-	setenv_int(sp, "RESTORE_BUDGET_FAILURES", b->failures);
-	if (l->max_failures < 0)
-		setenv_str(sp, "RESTORE_BUDGET_MAX_FAILURES", "unlimited");
-	else
-		setenv_int(sp, "RESTORE_BUDGET_MAX_FAILURES",
-			   (int64_t)l->max_failures + b->granted);
-	setenv_int(sp, "RESTORE_BUDGET_RESTORE_FAILURES", b->restore_failures);
-	setenv_int(sp, "RESTORE_BUDGET_RESTORE_RETRY_NUM", l->restore_retry_num);
-	if (left < 0)
-		setenv_str(sp, "RESTORE_BUDGET_RESTORES_LEFT", "unlimited");
-	else
-		setenv_int(sp, "RESTORE_BUDGET_RESTORES_LEFT", left);
-	rb_end_format(b->prev_end, b->prev_end_code, buf, sizeof(buf));
-	setenv_str(sp, "RESTORE_BUDGET_LAST_END", buf);
-	if (rb_ack_path(rec->work_dir, rec->checkpoint_dir, step.cluster,
-			step.job_id, step.attempt, buf, sizeof(buf)) == 0)
-		setenv_str(sp, "RESTORE_BUDGET_ACK_FILE", buf);
-}
-
-static void refuse_message(const rb_config *cfg, const rb_record *rec)
-{
-	const rb_budget *b = &rec->budget;
-	const rb_limits *l = &b->cur.limits;
-
-	snprintf(step.refuse_msg, sizeof(step.refuse_msg),
-		 RB_PREFIX "job %u attempt %" PRId64 " refused: restore budget "
-		 "exhausted: failures F=%d > max_failures M=%d (restore failures "
-		 "r=%d of R=%d; limits from %s). The checkpoint %s is kept. "
-		 "An admin can add budget with 'restore-budget grant %u "
-		 "--failures N' and requeue the job.\n",
-		 step.job_id, step.attempt, b->failures,
-		 l->max_failures + b->granted, b->restore_failures,
-		 l->restore_retry_num, cfg->path,
-		 b->checkpoint[0] ? b->checkpoint : "(none)", step.job_id);
+	rb_step_env_of(rec, step.attempt, step.phase, step.checkpoint, &env);
+	for (size_t i = 0; i < RB_STEP_VAR_COUNT; i++)
+		if (env.var[i].set)
+			setenv_str(sp, env.var[i].name, env.var[i].value);
 }
 
 /* A line for the job's stderr, printed by task_init (the job's own fd 2). */
@@ -136,26 +98,21 @@ static void add_warning(const char *fmt, ...)
 /*
  * Slurm may relaunch a requeued job with no prolog at all (seen on 22.05
  * when the previous attempt was killed while its prolog ran and slurmd still
- * caches the credential). The sign: the recorded attempt already ended.
- * Record and charge the new attempt here, as its prolog would have. The
- * ledger is written only as root: user_init runs with uid 0 and the job
- * user's euid, so root is taken back for the write and given up after.
+ * caches the credential). The sign: no note, and the recorded attempt
+ * already ended. Record and charge the new attempt here (as root), as from
+ * a note.
  */
 static int catch_up_start(const rb_config *cfg, rb_record *rec,
 			  const rb_overrides *opts, const char *ckpt_dir)
 {
-	uid_t euid = geteuid();
-	gid_t egid = getegid();
-	int64_t count = controller_restart_count(step.job_id);
 	rb_job_info job = { 0 };
 	rb_start_result res;
 	rb_err err;
-	int rc = -1;
 
 	job.cluster = rec->cluster;
 	job.job_id = rec->job_id;
-	job.attempt = count > rec->budget.cur.attempt ? count :
-						      rec->budget.cur.attempt + 1;
+	job.attempt = rb_step_catch_up_attempt(
+		controller_restart_count(step.job_id), rec);
 	job.uid = rec->uid;
 	job.gid = rec->gid;
 	job.user = rec->user;
@@ -165,30 +122,14 @@ static int catch_up_start(const rb_config *cfg, rb_record *rec,
 	job.checkpoint_dir = ckpt_dir[0] ? ckpt_dir : NULL;
 	job.options = *opts;
 	job.now = time(NULL);
-
-	if (seteuid(0) < 0 || setegid(0) < 0) {
-		rb_log(RB_LOG_ERROR, "job %u: cannot record attempt %" PRId64 " started without a prolog: %s",
-		       step.job_id, job.attempt, strerror(errno));
-		goto restore;
-	}
-	if (rb_lifecycle_start(cfg, &job, &res, &err) < 0)
+	if (rb_lifecycle_start_get(cfg, &job, &res, rec, &err) < 0) {
 		rb_log(RB_LOG_ERROR, "job %u attempt %" PRId64 " (no prolog): %s",
 		       step.job_id, job.attempt, err.msg);
-	else
-		rc = 0;
-restore:
-	if (setegid(egid) < 0 || seteuid(euid) < 0) {
-		/* never run the job's checkpoint lookup as root */
-		rb_log(RB_LOG_ERROR, "job %u: cannot drop back to uid %u: %s",
-		       step.job_id, (unsigned)euid, strerror(errno));
-		return -2;
+		return -1;
 	}
-	if (rc == 0) {
-		rb_log(RB_LOG_INFO, "job %u attempt %" PRId64 " started without a prolog: %s",
-		       step.job_id, job.attempt, res.reason);
-		rc = rb_lifecycle_read(cfg, rec->cluster, rec->job_id, rec, &err);
-	}
-	return rc;
+	rb_log(RB_LOG_INFO, "job %u attempt %" PRId64 " started without a prolog: %s",
+	       step.job_id, job.attempt, res.reason);
+	return 0;
 }
 
 /* Internal error in the batch step: on_error decides. */
@@ -305,11 +246,105 @@ static int read_this_jobs_record(spank_t sp, const rb_config *cfg,
 	}
 	if (rec->budget.cur.end == RB_END_NONE)
 		return 0;
-	rc = catch_up_start(cfg, rec, opts, ckpt_dir);
-	if (rc == -1)
+	if (catch_up_start(cfg, rec, opts, ckpt_dir) < 0) {
 		step_error(cfg, "this attempt could not be recorded in the ledger (see slurmd.log)");
-	/* -2: could not give up root: export nothing */
-	return rc < 0 ? -1 : 0;
+		return -1;
+	}
+	return 0;
+}
+
+/* What the prolog did when it recorded the attempt: log it once, and hold
+ * an exhausted job if the config says so. */
+static void report_start(const rb_config *cfg, const rb_job_info *job,
+			 const rb_start_result *res)
+{
+	bool refused = res->decision == RB_DECISION_REFUSE;
+
+	if (res->warnings[0])
+		add_warning("%s", res->warnings);
+	if (res->duplicate)
+		return;
+	if (refused && cfg->on_exhausted == RB_ON_EXHAUSTED_HOLD) {
+		hold_exhausted(job->job_id, res->reason);
+		return;
+	}
+	rb_log(refused ? RB_LOG_WARNING : RB_LOG_INFO,
+	       "job %u attempt %" PRId64 ": %s%s", job->job_id, job->attempt,
+	       res->reason, refused ? " (refused in task_init)" : "");
+}
+
+/* Record and charge the attempt from this node's note (its prolog's):
+ * 0 recorded, 1 no note (Slurm ran no prolog here), -1 said why. */
+static int start_from_note(const rb_config *cfg, const rb_overrides *opts,
+			   const char *ckpt_dir, rb_record *rec)
+{
+	char account[RB_NAME_MAX] = "";
+	rb_note_job note;
+	rb_start_result res;
+	rb_err err;
+	int rc;
+
+	rc = rb_note_claim(run_dir, node_name(), step.cluster, step.job_id,
+			   &note, &err);
+	if (rc != 0) {
+		if (rc < 0)
+			rb_log(RB_LOG_ERROR, "job %u: %s; reading the ledger instead",
+			       step.job_id, err.msg);
+		return 1;
+	}
+	note.job.options = *opts;
+	note.job.checkpoint_dir = ckpt_dir[0] ? ckpt_dir : NULL;
+	note.job.now = time(NULL);
+	if (!note.job.account && cfg->n_accounts > 0) {
+		controller_account(step.job_id, account, sizeof(account));
+		note.job.account = account[0] ? account : NULL;
+	}
+	if (rb_lifecycle_start_get(cfg, &note.job, &res, rec, &err) < 0) {
+		rb_log(RB_LOG_ERROR, "job %u attempt %" PRId64 ": %s",
+		       step.job_id, note.job.attempt, err.msg);
+		rb_note_forget(run_dir, node_name(), step.cluster, step.job_id);
+		step_error(cfg, "this attempt could not be recorded in the ledger (see slurmd.log)");
+		return -1;
+	}
+	report_start(cfg, &note.job, &res);
+	step.clamps_said = true;
+	return 0;
+}
+
+/* The ledger work of this attempt, as root (user_init runs with the job
+ * user's euid; root is taken for it and given up after). 0, or -1 (said
+ * why; nothing to export). */
+static int record_attempt(spank_t sp, const rb_config *cfg,
+			  const rb_overrides *opts, const char *ckpt_dir,
+			  rb_record *rec)
+{
+	uid_t euid = geteuid();
+	gid_t egid = getegid();
+	rb_err err;
+	int rc = -1;
+
+	if (seteuid(0) < 0 || setegid(0) < 0) {
+		rb_log(RB_LOG_ERROR, "job %u: cannot become root to record this attempt: %s",
+		       step.job_id, strerror(errno));
+		step_error(cfg, "this attempt could not be recorded in the ledger (see slurmd.log)");
+		goto restore;
+	}
+	rc = start_from_note(cfg, opts, ckpt_dir, rec);
+	if (rc == 1) {
+		rc = read_this_jobs_record(sp, cfg, opts, ckpt_dir, rec);
+		/* no note: this node's epilog must still record the end */
+		if (rc == 0 && rb_note_mark(run_dir, node_name(), step.cluster,
+					    step.job_id, &err) < 0)
+			rb_log(RB_LOG_ERROR, "job %u: %s", step.job_id, err.msg);
+	}
+restore:
+	if (setegid(egid) < 0 || seteuid(euid) < 0) {
+		/* never run the job's checkpoint lookup as root */
+		rb_log(RB_LOG_ERROR, "job %u: cannot drop back to uid %u: %s",
+		       step.job_id, (unsigned)euid, strerror(errno));
+		return -1;
+	}
+	return rc;
 }
 
 /* Is this job tracked here? Says why not to the job when it matters. */
@@ -354,13 +389,15 @@ void batch_user_init(spank_t sp)
 	    ESPANK_SUCCESS)
 		rb_strlcpy(name, "cluster", sizeof(name));
 	rb_strlcpy(step.cluster, name, sizeof(step.cluster));
-	if (read_this_jobs_record(sp, cfg, &opts, ckpt_dir, &rec) < 0)
+	if (record_attempt(sp, cfg, &opts, ckpt_dir, &rec) < 0)
 		goto out;
 	step.attempt = rec.budget.cur.attempt;
-	warn_clamped(sp, cfg, &opts);
+	if (!step.clamps_said)
+		warn_clamped(sp, cfg, &opts);
 	if (rec.budget.cur.refused) {
 		step.refuse = true;
-		refuse_message(cfg, &rec);
+		rb_step_refusal(&rec, step.attempt, cfg->path, step.refuse_msg,
+				sizeof(step.refuse_msg));
 	}
 	choose_checkpoint(cfg, &rec, ckpt_dir);
 	step.phase = rb_engine_start_phase(step.attempt, step.checkpoint);
@@ -400,12 +437,8 @@ void batch_post_fork(void)
  */
 static void check_attempt_recorded(spank_t sp)
 {
-	static const char *const stale[] = {
-		"RESTORE_BUDGET_PHASE", "RESTORE_BUDGET_FAILURES",
-		"RESTORE_BUDGET_MAX_FAILURES", "RESTORE_BUDGET_RESTORE_FAILURES",
-		"RESTORE_BUDGET_RESTORE_RETRY_NUM", "RESTORE_BUDGET_RESTORES_LEFT",
-		"RESTORE_BUDGET_LAST_END", "RESTORE_BUDGET_ACK_FILE",
-	};
+	rb_step_env env;
+	rb_record none;
 	char buf[32];
 	int64_t n = 0;
 
@@ -423,9 +456,13 @@ static void check_attempt_recorded(spank_t sp)
 			 step.job_id, n, step.config_path);
 		return;
 	}
-	for (size_t i = 0; i < sizeof(stale) / sizeof(stale[0]); i++)
-		spank_unsetenv(sp, stale[i]);
-	setenv_int(sp, "RESTORE_BUDGET_ATTEMPT", n);
+	memset(&none, 0, sizeof(none));
+	rb_step_env_of(&none, n, RB_PHASE_FRESH, step.checkpoint, &env);
+	for (size_t i = 0; i < RB_STEP_VAR_COUNT; i++)
+		if (env.var[i].of_record)
+			spank_unsetenv(sp, env.var[i].name);
+		else if (strcmp(env.var[i].name, "RESTORE_BUDGET_ATTEMPT") == 0)
+			setenv_str(sp, env.var[i].name, env.var[i].value);
 	fprintf(stderr, RB_PREFIX "attempt %" PRId64 " could not be recorded in the ledger (see slurmd.log): it runs untracked; RESTORE_BUDGET_CHECKPOINT still names the last known checkpoint\n",
 		n);
 }

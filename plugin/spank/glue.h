@@ -29,11 +29,13 @@
 
 /* --- plugin.c: plugstack arguments and the process's helpers --- */
 extern char slurm_bindir[RB_PATH_MAX];
+extern char run_dir[RB_PATH_MAX];        /* node-local notes (node_note.h) */
 rb_config *load_config(rb_err *err);
 bool env_int64(const char *s, int64_t *out);
 bool env_u32(const char *s, uint32_t *out);
 const char *env_or(const char *name, const char *fallback);
 const char *cluster_name(void);
+const char *node_name(void);
 unsigned prolog_flags(void);
 bool job_is_tracked(const rb_config *cfg, bool has_options);
 

@@ -1,7 +1,9 @@
 /*
- * job_script.c - the job prolog and epilog (root, every node of the job):
- * read the job from the environment, hand it to the core. Neither ever
- * fails: a failing prolog or epilog drains the node.
+ * job_script.c - the job prolog and epilog (root, every node of the job).
+ * The prolog only notes the job on its node; the epilog does ledger work
+ * only on the node whose batch step claimed the note (node_note.h,
+ * docs/architecture.md "Only the batch host"). Neither ever fails: a
+ * failing prolog or epilog drains the node.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -9,6 +11,7 @@
 #include <time.h>
 
 #include "identity.h"
+#include "node_note.h"
 #include "record.h"
 
 #include "glue.h"
@@ -16,14 +19,12 @@
 /* Buffers the job's description points into. */
 typedef struct {
 	char ckpt_dir[RB_PATH_MAX];
-	char account[RB_NAME_MAX];
 	char submission[RB_SUBMISSION_MAX];
 } job_text;
 
 /* The job as the prolog's environment describes it (docs/slurm-facts.md).
  * false if this is no Slurm prolog environment. */
-static bool job_from_env(const rb_config *cfg, rb_job_info *job,
-			 job_text *t)
+static bool job_from_env(rb_job_info *job, job_text *t)
 {
 	if (!env_u32(getenv("SLURM_JOB_ID"), &job->job_id) ||
 	    !env_u32(getenv("SLURM_JOB_UID"), &job->uid) ||
@@ -34,11 +35,9 @@ static bool job_from_env(const rb_config *cfg, rb_job_info *job,
 	job->cluster = cluster_name();
 	job->user = env_or("SLURM_JOB_USER", "");
 	job->partition = env_or("SLURM_JOB_PARTITION", NULL);
+	/* a missing account is asked of the controller by the batch step
+	 * alone, not by every node (batch.c) */
 	job->account = env_or("SLURM_JOB_ACCOUNT", NULL);
-	if (!job->account && cfg->n_accounts > 0) {
-		controller_account(job->job_id, t->account, sizeof(t->account));
-		job->account = t->account[0] ? t->account : NULL;
-	}
 	job->work_dir = env_or("SLURM_JOB_WORK_DIR", "");
 	job->checkpoint_dir = t->ckpt_dir[0] ? t->ckpt_dir : NULL;
 	job->submission = rb_submission_of(getenv("SPANK_" RB_SUBMISSION_VAR),
@@ -52,11 +51,9 @@ void prolog(spank_t sp)
 {
 	job_text t;
 	rb_job_info job = { 0 };
-	rb_start_result res;
 	rb_config *cfg;
 	rb_err err;
 
-	start_clock();
 	cfg = load_config(&err);
 	if (!cfg) {
 		rb_log(RB_LOG_ERROR, "prolog: %s; job %s runs untracked (on_error)",
@@ -66,26 +63,14 @@ void prolog(spank_t sp)
 	if (!job_is_tracked(cfg, read_options(sp, &job.options, t.ckpt_dir,
 					      sizeof(t.ckpt_dir))))
 		goto out;
-	if (!job_from_env(cfg, &job, &t)) {
+	if (!job_from_env(&job, &t)) {
 		rb_log(RB_LOG_ERROR, "prolog: SLURM_JOB_ID/UID/GID missing; job untracked");
 		goto out;
 	}
-	if (rb_lifecycle_start(cfg, &job, &res, &err) < 0) {
-		rb_log(RB_LOG_ERROR, "prolog: job %u attempt %" PRId64 ": %s",
-		       job.job_id, job.attempt, err.msg);
-		goto out;
-	}
-	if (res.duplicate)
-		goto out;
-	if (res.decision == RB_DECISION_REFUSE &&
-	    cfg->on_exhausted == RB_ON_EXHAUSTED_HOLD) {
-		hold_exhausted(job.job_id, res.reason);
-		goto out;
-	}
-	rb_log(res.decision == RB_DECISION_REFUSE ? RB_LOG_WARNING : RB_LOG_INFO,
-	       "job %u attempt %" PRId64 ": %s%s", job.job_id, job.attempt,
-	       res.reason,
-	       res.decision == RB_DECISION_REFUSE ? " (refused in task_init)" : "");
+	/* Without the note the batch step records the attempt as a prolog-less
+	 * one would be (batch.c): no count is lost. */
+	if (rb_note_write(run_dir, node_name(), &job, &err) < 0)
+		rb_log(RB_LOG_ERROR, "prolog: %s", err.msg);
 out:
 	rb_config_free(cfg);
 }
@@ -119,9 +104,16 @@ void epilog(void)
 	uint32_t job_id;
 	int64_t count = 0;
 	int exit_code, sig;
+	rb_note_state note;
 
 	if (!env_u32(getenv("SLURM_JOB_ID"), &job_id))
 		return;
+	note = rb_note_look(run_dir, node_name(), cluster_name(), job_id);
+	if (note == RB_NOTE_NONE || note == RB_NOTE_NOTED) {
+		/* not the batch host (or an untracked job): no ledger work */
+		rb_note_forget(run_dir, node_name(), cluster_name(), job_id);
+		return;
+	}
 	/* (Under RunInJob Slurm runs no SPANK epilog: nothing to check here,
 	 * and slurm.conf is not read on this hot path.) */
 	start_clock();
@@ -138,5 +130,8 @@ void epilog(void)
 				   exit_code, sig, controller_interruption,
 				   &job_id, time(NULL), &err) < 0)
 		rb_log(RB_LOG_ERROR, "epilog: job %u: %s", job_id, err.msg);
+	else if (note == RB_NOTE_CLAIMED)
+		/* an end not recorded keeps the claim, for a look at it */
+		rb_note_forget(run_dir, node_name(), cluster_name(), job_id);
 	rb_config_free(cfg);
 }

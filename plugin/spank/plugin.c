@@ -29,6 +29,8 @@
 #include "slurmconf.h"
 
 #include "compat.h"
+#include "node_note.h"
+
 #include "glue.h"
 
 SPANK_PLUGIN(restore_budget, 1);
@@ -37,6 +39,7 @@ SPANK_PLUGIN(restore_budget, 1);
 static char config_path[RB_PATH_MAX] = RB_DEFAULT_CONFIG_PATH;
 static bool config_path_given;
 char slurm_bindir[RB_PATH_MAX] = RB_SLURM_BINDIR_DEFAULT;
+char run_dir[RB_PATH_MAX] = RB_RUN_DIR_DEFAULT;
 
 static void slurm_sink(rb_log_level level, const char *msg)
 {
@@ -67,9 +70,13 @@ static int parse_args(int ac, char **av)
 			    rb_strlcpy(slurm_bindir, av[i] + 13,
 				       sizeof(slurm_bindir)) < 0)
 				return -1;
+		} else if (strncmp(av[i], "run_dir=", 8) == 0) {
+			if (av[i][8] != '/' ||
+			    rb_strlcpy(run_dir, av[i] + 8, sizeof(run_dir)) < 0)
+				return -1;
 		} else {
 			rb_log(RB_LOG_ERROR,
-			       "plugstack.conf: unknown argument \"%s\" (known: config=PATH, slurm_bindir=/DIR/OF/SQUEUE/AND/SCONTROL)",
+			       "plugstack.conf: unknown argument \"%s\" (known: config=PATH, slurm_bindir=/DIR/OF/SQUEUE/AND/SCONTROL, run_dir=/NODE/LOCAL/DIR)",
 			       av[i]);
 			return -1;
 		}
@@ -127,6 +134,17 @@ const char *env_or(const char *name, const char *fallback)
 const char *cluster_name(void)
 {
 	return env_or("SLURM_CLUSTER_NAME", "cluster");
+}
+
+/* This node's name for its notes: the same in the prolog, the batch step
+ * and the epilog, which all run on this host (node_note.h). */
+const char *node_name(void)
+{
+	static char host[RB_NAME_MAX];
+
+	if (!host[0] && gethostname(host, sizeof(host) - 1) < 0)
+		rb_strlcpy(host, "localhost", sizeof(host));
+	return host;
 }
 
 /* PrologFlags from slurm.conf, read once per process (slurmconf.h). */

@@ -112,7 +112,7 @@ restore_retry_num = 2;
 restore_timeout = 3;
 count_preemptions = true;
 on_error = "open";'
-RB_PLUGIN_SO=$OLD_SO rb_cluster_up "$UPG_CONF" || { fail "cluster up with the OLD plugin"; summary; }
+RB_NO_RUN_DIR=1 RB_PLUGIN_SO=$OLD_SO rb_cluster_up "$UPG_CONF" || { fail "cluster up with the OLD plugin"; summary; }
 CL=$RB_CLUSTER_NAME_USED
 ACK_TOP=$RB_STATE/$CL/ack
 SLURMD_LOG=$RB_CLUSTER_DIR/log/slurmd.log
@@ -127,8 +127,9 @@ upg_slurmd_has() {
 # upg_use OLD|NEW - point plugstack.conf at that plugin and restart slurmd.
 upg_use() {
     local so
-    case $1 in OLD) so=$OLD_SO ;; NEW) so=$NEW_SO ;; esac
-    printf 'required %s config=%s\n' "$so" "$RB_CONF" >"$RB_CLUSTER_DIR/plugstack.conf"
+    local arg=
+    case $1 in OLD) so=$OLD_SO ;; NEW) so=$NEW_SO; arg=" run_dir=$RB_CLUSTER_DIR/rb/run" ;; esac
+    printf 'required %s config=%s%s\n' "$so" "$RB_CONF" "$arg" >"$RB_CLUSTER_DIR/plugstack.conf"
     checkq "swap to the $1 plugin: slurmd restarted" rb_restart_slurmd busy
     check "swap to the $1 plugin: the running slurmd has $so loaded" upg_slurmd_has "$so"
 }

@@ -1,0 +1,366 @@
+/*
+ * node_note.c - the node-local note of a job's prolog (node_note.h).
+ *
+ * run_dir is root's alone (0700), so no user can plant, read or remove a
+ * note; still every name is built from checked parts, every open is
+ * O_NOFOLLOW relative to the opened run_dir, and the reader is strict
+ * (docs/security.md, "Trust").
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "node_note.h"
+#include "trust.h"
+
+#define NOTE_MAX 8192 /* a note is well under: 6 strings of bounded length */
+#define NOTE_NAME_MAX (2 * RB_NAME_MAX + 32)
+
+/* "<host>.<cluster>.<job>.<kind>"; -1 if a part could name another file. */
+static int note_name(const char *host, const char *cluster, uint32_t job_id,
+		     const char *kind, char *buf, size_t len)
+{
+	const char *parts[] = { host, cluster };
+	int n;
+
+	for (size_t i = 0; i < 2; i++)
+		if (!parts[i][0] || parts[i][0] == '.' ||
+		    strchr(parts[i], '/') || strlen(parts[i]) >= RB_NAME_MAX)
+			return -1;
+	n = snprintf(buf, len, "%s.%s.%" PRIu32 ".%s", host, cluster, job_id,
+		     kind);
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* run_dir opened, if it is a directory root alone may write. */
+static int open_run_dir(const char *run_dir, rb_err *err)
+{
+	struct stat st;
+	int fd = open(run_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0) {
+		rb_err_setf(err, "run_dir %s: %s", run_dir, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) < 0 || !rb_root_trusted(&st) ||
+	    (st.st_mode & (S_IRWXG | S_IRWXO))) {
+		rb_err_setf(err, "run_dir %s is not root's alone (owner %u, mode %04o): fix it with 'chown root:root %s; chmod 0700 %s'",
+			    run_dir, (unsigned)st.st_uid,
+			    (unsigned)(st.st_mode & 07777), run_dir, run_dir);
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	return fd;
+}
+
+int rb_note_dir_ready(const char *run_dir, rb_err *err)
+{
+	int fd;
+
+	if (run_dir[0] != '/') {
+		rb_err_setf(err, "run_dir %s is not an absolute path", run_dir);
+		return -1;
+	}
+	if (mkdir(run_dir, 0700) < 0 && errno != EEXIST) {
+		rb_err_setf(err, "cannot create run_dir %s: %s", run_dir,
+			    strerror(errno));
+		return -1;
+	}
+	fd = open_run_dir(run_dir, err);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+/* One "key=value" line; -1 if the value would break the format. */
+static int put(char *buf, size_t len, size_t *used, const char *key,
+	       const char *value)
+{
+	int n;
+
+	if (strchr(value, '\n'))
+		return -1;
+	n = snprintf(buf + *used, len - *used, "%s=%s\n", key, value);
+	if (n < 0 || (size_t)n >= len - *used)
+		return -1;
+	*used += (size_t)n;
+	return 0;
+}
+
+static int format_note(const rb_job_info *job, char *buf, size_t len,
+		       size_t *used)
+{
+	char num[3][24];
+
+	snprintf(num[0], sizeof(num[0]), "%" PRId64, job->attempt);
+	snprintf(num[1], sizeof(num[1]), "%" PRIu32, job->uid);
+	snprintf(num[2], sizeof(num[2]), "%" PRIu32, job->gid);
+	*used = 0;
+	if (put(buf, len, used, "attempt", num[0]) < 0 ||
+	    put(buf, len, used, "uid", num[1]) < 0 ||
+	    put(buf, len, used, "gid", num[2]) < 0 ||
+	    put(buf, len, used, "user", job->user ? job->user : "") < 0 ||
+	    put(buf, len, used, "partition",
+		job->partition ? job->partition : "") < 0 ||
+	    put(buf, len, used, "account", job->account ? job->account : "") < 0 ||
+	    put(buf, len, used, "work_dir", job->work_dir ? job->work_dir : "") < 0 ||
+	    put(buf, len, used, "submission",
+		job->submission ? job->submission : "") < 0)
+		return -1;
+	return 0;
+}
+
+/* Write text to dir/name through a temporary name, so a reader sees the
+ * whole note or none. */
+static int install(int dfd, const char *name, const char *text, size_t len)
+{
+	char tmp[NOTE_NAME_MAX + 32];
+	int fd, rc = -1;
+
+	snprintf(tmp, sizeof(tmp), ".%s.%ld", name, (long)getpid());
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW |
+				      O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	if (write(fd, text, len) == (ssize_t)len && close(fd) == 0)
+		rc = renameat(dfd, tmp, dfd, name);
+	else
+		close(fd);
+	if (rc < 0)
+		unlinkat(dfd, tmp, 0);
+	return rc;
+}
+
+int rb_note_write(const char *run_dir, const char *host,
+		  const rb_job_info *job, rb_err *err)
+{
+	char name[NOTE_NAME_MAX], stale[NOTE_NAME_MAX], text[NOTE_MAX];
+	size_t used;
+	int dfd, rc;
+
+	if (note_name(host, job->cluster, job->job_id, "prolog", name,
+		      sizeof(name)) < 0 ||
+	    note_name(host, job->cluster, job->job_id, "batch", stale,
+		      sizeof(stale)) < 0 ||
+	    format_note(job, text, sizeof(text), &used) < 0) {
+		rb_err_setf(err, "job %" PRIu32 ": cannot note the job on this node (a name or value does not fit)",
+			    job->job_id);
+		return -1;
+	}
+	if (rb_note_dir_ready(run_dir, err) < 0)
+		return -1;
+	dfd = open_run_dir(run_dir, err);
+	if (dfd < 0)
+		return -1;
+	/* an earlier attempt's claim must not make this node the batch host */
+	unlinkat(dfd, stale, 0);
+	rc = install(dfd, name, text, used);
+	if (rc < 0)
+		rb_err_setf(err, "job %" PRIu32 ": cannot write %s/%s: %s",
+			    job->job_id, run_dir, name, strerror(errno));
+	close(dfd);
+	return rc;
+}
+
+/* The note's fields, each with where it goes. */
+typedef struct {
+	const char *key;
+	char *dst;
+	size_t len;
+} note_field;
+
+static int parse_number(const char *v, int64_t max, int64_t *out)
+{
+	char *end;
+	long long n;
+
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (errno || end == v || *end || n < 0 || n > max)
+		return -1;
+	*out = n;
+	return 0;
+}
+
+/* key=value into the matching field; -1 for an unknown key or a value
+ * that does not fit. */
+static int parse_line(char *line, rb_note_job *out, const note_field *f,
+		      size_t nf)
+{
+	char *eq = strchr(line, '=');
+	int64_t n;
+
+	if (!eq)
+		return -1;
+	*eq++ = '\0';
+	for (size_t i = 0; i < nf; i++)
+		if (strcmp(line, f[i].key) == 0)
+			return rb_strlcpy(f[i].dst, eq, f[i].len);
+	if (parse_number(eq, strcmp(line, "attempt") == 0 ? INT32_MAX :
+			 UINT32_MAX, &n) < 0)
+		return -1;
+	if (strcmp(line, "attempt") == 0)
+		out->job.attempt = n;
+	else if (strcmp(line, "uid") == 0)
+		out->job.uid = (uint32_t)n;
+	else if (strcmp(line, "gid") == 0)
+		out->job.gid = (uint32_t)n;
+	else
+		return -1;
+	return 0;
+}
+
+static int parse_note(char *text, rb_note_job *out)
+{
+	const note_field f[] = {
+		{ "user", out->user, sizeof(out->user) },
+		{ "partition", out->partition, sizeof(out->partition) },
+		{ "account", out->account, sizeof(out->account) },
+		{ "work_dir", out->work_dir, sizeof(out->work_dir) },
+		{ "submission", out->submission, sizeof(out->submission) },
+	};
+	char *save = NULL;
+
+	out->job.attempt = -1;
+	for (char *l = strtok_r(text, "\n", &save); l;
+	     l = strtok_r(NULL, "\n", &save))
+		if (parse_line(l, out, f, sizeof(f) / sizeof(f[0])) < 0)
+			return -1;
+	return out->job.attempt < 0 ? -1 : 0;
+}
+
+/* Point the job's strings into out's buffers ("" = not given). */
+static void link_strings(rb_note_job *out)
+{
+	rb_job_info *j = &out->job;
+
+	j->cluster = out->cluster;
+	j->user = out->user;
+	j->partition = out->partition[0] ? out->partition : NULL;
+	j->account = out->account[0] ? out->account : NULL;
+	j->work_dir = out->work_dir;
+	j->submission = out->submission[0] ? out->submission : NULL;
+}
+
+static int read_note(int dfd, const char *name, rb_note_job *out)
+{
+	char text[NOTE_MAX];
+	ssize_t n;
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n < 0 || n == (ssize_t)sizeof(text) - 1)
+		return -1;
+	text[n] = '\0';
+	if (parse_note(text, out) < 0)
+		return -1;
+	link_strings(out);
+	return 0;
+}
+
+int rb_note_claim(const char *run_dir, const char *host, const char *cluster,
+		  uint32_t job_id, rb_note_job *out, rb_err *err)
+{
+	char noted[NOTE_NAME_MAX], claimed[NOTE_NAME_MAX];
+	int dfd, rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (note_name(host, cluster, job_id, "prolog", noted, sizeof(noted)) < 0 ||
+	    note_name(host, cluster, job_id, "batch", claimed, sizeof(claimed)) < 0 ||
+	    rb_strlcpy(out->cluster, cluster, sizeof(out->cluster)) < 0) {
+		rb_err_setf(err, "job %" PRIu32 ": no note name for host %s, cluster %s",
+			    job_id, host, cluster);
+		return -1;
+	}
+	dfd = open_run_dir(run_dir, err);
+	if (dfd < 0)
+		return errno == ENOENT ? 1 : -1;
+	if (renameat(dfd, noted, dfd, claimed) < 0) {
+		rc = errno == ENOENT ? 1 : -1;
+		if (rc < 0)
+			rb_err_setf(err, "cannot claim %s/%s: %s", run_dir,
+				    noted, strerror(errno));
+	} else if (read_note(dfd, claimed, out) < 0) {
+		rb_err_setf(err, "%s/%s is not a note this plugin wrote",
+			    run_dir, claimed);
+	} else {
+		out->job.job_id = job_id;
+		rc = 0;
+	}
+	close(dfd);
+	return rc;
+}
+
+int rb_note_mark(const char *run_dir, const char *host, const char *cluster,
+		 uint32_t job_id, rb_err *err)
+{
+	char claimed[NOTE_NAME_MAX];
+	int dfd, rc;
+
+	if (note_name(host, cluster, job_id, "batch", claimed, sizeof(claimed)) < 0) {
+		rb_err_setf(err, "job %" PRIu32 ": no note name for host %s, cluster %s",
+			    job_id, host, cluster);
+		return -1;
+	}
+	if (rb_note_dir_ready(run_dir, err) < 0)
+		return -1;
+	dfd = open_run_dir(run_dir, err);
+	if (dfd < 0)
+		return -1;
+	rc = install(dfd, claimed, "", 0);
+	if (rc < 0)
+		rb_err_setf(err, "cannot write %s/%s: %s", run_dir, claimed,
+			    strerror(errno));
+	close(dfd);
+	return rc;
+}
+
+rb_note_state rb_note_look(const char *run_dir, const char *host,
+			   const char *cluster, uint32_t job_id)
+{
+	char noted[NOTE_NAME_MAX], claimed[NOTE_NAME_MAX];
+	struct stat st;
+	rb_note_state state = RB_NOTE_NONE;
+	rb_err err;
+	int dfd;
+
+	if (note_name(host, cluster, job_id, "prolog", noted, sizeof(noted)) < 0 ||
+	    note_name(host, cluster, job_id, "batch", claimed, sizeof(claimed)) < 0)
+		return RB_NOTE_UNKNOWN;
+	dfd = open_run_dir(run_dir, &err);
+	if (dfd < 0)
+		return RB_NOTE_UNKNOWN;
+	if (fstatat(dfd, claimed, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		state = RB_NOTE_CLAIMED;
+	else if (fstatat(dfd, noted, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		state = RB_NOTE_NOTED;
+	close(dfd);
+	return state;
+}
+
+void rb_note_forget(const char *run_dir, const char *host,
+		    const char *cluster, uint32_t job_id)
+{
+	static const char *const kinds[] = { "prolog", "batch" };
+	char name[NOTE_NAME_MAX];
+	rb_err err;
+	int dfd = open_run_dir(run_dir, &err);
+
+	if (dfd < 0)
+		return;
+	for (size_t i = 0; i < 2; i++)
+		if (note_name(host, cluster, job_id, kinds[i], name,
+			      sizeof(name)) == 0)
+			unlinkat(dfd, name, 0);
+	close(dfd);
+}

@@ -1,0 +1,90 @@
+/*
+ * step.c - the batch step's words and numbers (step.h).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ack.h"
+#include "diag.h"
+#include "step.h"
+
+static void set_str(rb_step_var *v, const char *name, bool of_record,
+		    const char *value)
+{
+	v->name = name;
+	v->of_record = of_record;
+	v->set = rb_strlcpy(v->value, value, sizeof(v->value)) == 0;
+}
+
+static void set_int(rb_step_var *v, const char *name, int64_t value)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%" PRId64, value);
+	set_str(v, name, true, buf);
+}
+
+/* A bound that may be unlimited (negative). */
+static void set_bound(rb_step_var *v, const char *name, int64_t value)
+{
+	if (value < 0)
+		set_str(v, name, true, "unlimited");
+	else
+		set_int(v, name, value);
+}
+
+void rb_step_env_of(const rb_record *rec, int64_t attempt, rb_phase phase,
+		    const char *checkpoint, rb_step_env *out)
+{
+	const rb_budget *b = &rec->budget;
+	const rb_limits *l = &b->cur.limits;
+	rb_step_var *v = out->var;
+	char buf[RB_PATH_MAX + 64];
+
+	memset(out, 0, sizeof(*out));
+	set_int(&v[0], "RESTORE_BUDGET_ATTEMPT", attempt);
+	v[0].of_record = false;
+	set_str(&v[1], "RESTORE_BUDGET_PHASE", true, rb_phase_name(phase));
+	set_str(&v[2], "RESTORE_BUDGET_CHECKPOINT", false, checkpoint);
+	set_int(&v[3], "RESTORE_BUDGET_FAILURES", b->failures);
+	set_bound(&v[4], "RESTORE_BUDGET_MAX_FAILURES",
+		  l->max_failures < 0 ? -1 :
+					(int64_t)l->max_failures + b->granted);
+	set_int(&v[5], "RESTORE_BUDGET_RESTORE_FAILURES", b->restore_failures);
+	set_int(&v[6], "RESTORE_BUDGET_RESTORE_RETRY_NUM", l->restore_retry_num);
+	set_bound(&v[7], "RESTORE_BUDGET_RESTORES_LEFT",
+		  rb_engine_restores_left(b, l));
+	rb_end_format(b->prev_end, b->prev_end_code, buf, sizeof(buf));
+	set_str(&v[8], "RESTORE_BUDGET_LAST_END", true, buf);
+	set_str(&v[9], "RESTORE_BUDGET_ACK_FILE", true, "");
+	v[9].set = rb_ack_path(rec->work_dir, rec->checkpoint_dir,
+			       rec->cluster, rec->job_id, attempt, v[9].value,
+			       sizeof(v[9].value)) == 0;
+}
+
+void rb_step_refusal(const rb_record *rec, int64_t attempt,
+		     const char *config_path, char *buf, size_t len)
+{
+	const rb_budget *b = &rec->budget;
+	const rb_limits *l = &b->cur.limits;
+
+	snprintf(buf, len,
+		 RB_PREFIX "job %u attempt %" PRId64 " refused: restore budget "
+		 "exhausted: failures F=%d > max_failures M=%d (restore failures "
+		 "r=%d of R=%d; limits from %s). The checkpoint %s is kept. "
+		 "An admin can add budget with 'restore-budget grant %u "
+		 "--failures N' and requeue the job.\n",
+		 rec->job_id, attempt, b->failures,
+		 l->max_failures + b->granted, b->restore_failures,
+		 l->restore_retry_num, config_path,
+		 b->checkpoint[0] ? b->checkpoint : "(none)", rec->job_id);
+}
+
+int64_t rb_step_catch_up_attempt(int64_t controller_count,
+				 const rb_record *rec)
+{
+	int64_t recorded = rec->budget.cur.attempt;
+
+	return controller_count > recorded ? controller_count : recorded + 1;
+}
