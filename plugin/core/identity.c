@@ -44,3 +44,33 @@ const char *rb_submission_of(const char *nonce, const char *sluid, char *buf,
 		buf[0] = '\0';
 	return buf[0] ? buf : NULL;
 }
+
+/* Two identities of one kind ("rb1:" from sbatch, "sluid:" from Slurm
+ * 26.05+): only those are compared, since one job may show the prolog one
+ * kind and its batch step another. */
+static bool same_kind(const char *a, const char *b)
+{
+	size_t n;
+
+	if (!rb_submission_ok(a) || !rb_submission_ok(b))
+		return false;
+	n = strcspn(a, ":");
+	return a[n] == ':' && strncmp(a, b, n + 1) == 0;
+}
+
+bool rb_record_names_another_job(const rb_record *rec, uint32_t uid,
+				 const char *submission, int64_t attempt,
+				 const char **why)
+{
+	const rb_attempt *cur = &rec->budget.cur;
+
+	*why = NULL;
+	if (rec->uid != uid)
+		*why = "uid";
+	else if (same_kind(rec->submission, submission))
+		*why = strcmp(rec->submission, submission) ? "submission" : NULL;
+	else if (cur->attempt >= 0 && attempt <= cur->attempt &&
+		 cur->end != RB_END_NONE)
+		*why = "attempt_ended";
+	return *why != NULL;
+}

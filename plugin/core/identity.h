@@ -14,7 +14,11 @@
 #ifndef RB_IDENTITY_H
 #define RB_IDENTITY_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include "record.h"
 
 /* The job control variable sbatch sets; the prolog and epilog see it as
  * SPANK_<name>, the job as SLURM_SPANK_<name>. */
@@ -30,5 +34,18 @@ int rb_submission_new(char *buf, size_t len);
  */
 const char *rb_submission_of(const char *nonce, const char *sluid, char *buf,
 			     size_t len);
+
+/*
+ * Is rec (the ledger's record for this job id) another job's? Slurm reuses
+ * job ids (a controller that lost its state, MaxJobId wrapping): the record
+ * belongs to another job when its uid differs, or both it and the job carry
+ * a submission identity and they differ. Without identities on both sides,
+ * an attempt number at or below one that already ended says so too: the
+ * same job never runs an attempt again once it ended (docs/security.md,
+ * "Job identity"). *why names the evidence.
+ */
+bool rb_record_names_another_job(const rb_record *rec, uint32_t uid,
+				 const char *submission, int64_t attempt,
+				 const char **why);
 
 #endif

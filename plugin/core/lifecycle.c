@@ -214,36 +214,6 @@ static void fill_job_fields(rb_record *rec, const rb_job_info *job)
 			   sizeof(rec->submission));
 }
 
-/* Two identities of one kind ("rb1:" from sbatch, "sluid:" from Slurm
- * 26.05+): only those are compared, since one job may show the prolog one
- * kind and its batch step another. */
-static bool same_kind(const char *a, const char *b)
-{
-	size_t n;
-
-	if (!rb_submission_ok(a) || !rb_submission_ok(b))
-		return false;
-	n = strcspn(a, ":");
-	return a[n] == ':' && strncmp(a, b, n + 1) == 0;
-}
-
-bool rb_record_names_another_job(const rb_record *rec, uint32_t uid,
-				 const char *submission, int64_t attempt,
-				 const char **why)
-{
-	const rb_attempt *cur = &rec->budget.cur;
-
-	*why = NULL;
-	if (rec->uid != uid)
-		*why = "uid";
-	else if (same_kind(rec->submission, submission))
-		*why = strcmp(rec->submission, submission) ? "submission" : NULL;
-	else if (cur->attempt >= 0 && attempt <= cur->attempt &&
-		 cur->end != RB_END_NONE)
-		*why = "attempt_ended";
-	return *why != NULL;
-}
-
 /* The ledger holds an older job with this id: log it, note it in the job's
  * event log and start the record afresh. */
 static int reset_reused(locked_record *lr, const rb_job_info *job,

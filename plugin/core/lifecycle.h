@@ -16,6 +16,7 @@
 #include "config.h"
 #include "diag.h"
 #include "engine.h"
+#include "identity.h"
 #include "record.h"
 
 /* What the prolog knows of the job. */
@@ -44,19 +45,6 @@ typedef struct {
 	char reason[RB_REASON_MAX];
 	char warnings[RB_ERR_MAX]; /* clamps of job options, for the job's stderr */
 } rb_start_result;
-
-/*
- * Is rec (the ledger's record for this job id) another job's? Slurm reuses
- * job ids (a controller that lost its state, MaxJobId wrapping): the record
- * belongs to another job when its uid differs, or both it and the job carry
- * a submission identity and they differ. Without identities on both sides,
- * an attempt number at or below one that already ended says so too: the
- * same job never runs an attempt again once it ended (docs/security.md,
- * "Job identity"). *why names the evidence.
- */
-bool rb_record_names_another_job(const rb_record *rec, uint32_t uid,
-				 const char *submission, int64_t attempt,
-				 const char **why);
 
 /* Batch step (root, from the prolog's note): charge the previous attempt
  * and record attempt n (idempotent). */

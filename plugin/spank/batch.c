@@ -303,7 +303,7 @@ static int start_from_note(const rb_config *cfg, const rb_overrides *opts,
 		rb_log(RB_LOG_ERROR, "job %u attempt %" PRId64 ": %s",
 		       step.job_id, note.job.attempt, err.msg);
 		rb_note_forget(run_dir, node_name(), step.cluster, step.job_id);
-		step_error(cfg, "this attempt could not be recorded in the ledger (see slurmd.log)");
+		step_error(cfg, err.msg);
 		return -1;
 	}
 	report_start(cfg, &note.job, &res);

@@ -655,10 +655,46 @@ static void test_event_log_keeps_every_attempt(void **state)
 	assert_int_equal(counts[2], 0);
 }
 
+static void test_start_hands_back_the_record_it_wrote(void **state)
+{
+	fixture *f = *state;
+	rb_job_info j = job_info(31, 0);
+	rb_start_result res;
+	rb_record got, on_disk;
+	rb_err err;
+
+	assert_int_equal(rb_lifecycle_start_get(f->cfg, &j, &res, &got, &err), 0);
+	assert_int_equal(rb_lifecycle_read(f->cfg, CLUSTER, 31, &on_disk, &err), 0);
+	assert_int_equal(got.budget.cur.attempt, 0);
+	assert_int_equal(got.budget.cur.attempt, on_disk.budget.cur.attempt);
+	assert_int_equal(got.budget.failures, on_disk.budget.failures);
+	assert_string_equal(got.user, on_disk.user);
+	j = job_info(31, 1);
+	assert_int_equal(rb_lifecycle_start_get(f->cfg, &j, &res, &got, &err), 0);
+	assert_int_equal(got.budget.cur.attempt, 1);
+}
+
+static void test_start_of_recorded_attempt_hands_back_that_record(void **state)
+{
+	fixture *f = *state;
+	rb_job_info j = job_info(32, 2);
+	rb_start_result res;
+	rb_record got;
+	rb_err err;
+
+	assert_int_equal(rb_lifecycle_start(f->cfg, &j, &res, &err), 0);
+	assert_int_equal(rb_lifecycle_start_get(f->cfg, &j, &res, &got, &err), 0);
+	assert_true(res.duplicate);
+	assert_int_equal(got.budget.cur.attempt, 2);
+	assert_int_equal(got.job_id, 32);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 	const struct CMUnitTest tests[] = {
+		T(test_start_hands_back_the_record_it_wrote),
+		T(test_start_of_recorded_attempt_hands_back_that_record),
 		T(test_start_creates_record_with_limits_in_force),
 		T(test_epilog_with_bumped_restart_count_is_interruption),
 		T(test_epilog_exit_code_is_failure),

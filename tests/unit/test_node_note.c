@@ -1,0 +1,257 @@
+/*
+ * test_node_note.c - the node-local note by which only the batch host does
+ * ledger work (node_note.h): what a prolog notes is what the batch step
+ * claims; the epilog tells the batch host from the others; run_dir is
+ * root's alone.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "node_note.h"
+
+#define HOST "node017"
+#define CLUSTER "testc"
+
+typedef struct {
+	char top[64];
+	char run[96];
+} fixture;
+
+static int setup(void **state)
+{
+	fixture *f = calloc(1, sizeof(*f));
+
+	strcpy(f->top, "/tmp/rb-note-XXXXXX");
+	if (!mkdtemp(f->top))
+		return -1;
+	snprintf(f->run, sizeof(f->run), "%s/run", f->top);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fixture *f = *state;
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->top);
+	if (system(cmd) != 0)
+		return -1;
+	free(f);
+	return 0;
+}
+
+static rb_job_info a_job(void)
+{
+	rb_job_info j = { 0 };
+
+	j.cluster = CLUSTER;
+	j.job_id = 4242;
+	j.attempt = 3;
+	j.uid = 1001;
+	j.gid = 1002;
+	j.user = "alice";
+	j.partition = "low";
+	j.account = NULL;
+	j.work_dir = "/home/alice/run";
+	j.submission = "n:abc123";
+	return j;
+}
+
+static void test_note_claimed_gives_back_what_the_prolog_saw(void **state)
+{
+	fixture *f = *state;
+	rb_job_info j = a_job();
+	rb_note_job got;
+	rb_err err;
+
+	assert_int_equal(rb_note_write(f->run, HOST, &j, &err), 0);
+	assert_int_equal(rb_note_claim(f->run, HOST, CLUSTER, 4242, &got, &err), 0);
+	assert_int_equal(got.job.job_id, 4242);
+	assert_int_equal(got.job.attempt, 3);
+	assert_int_equal(got.job.uid, 1001);
+	assert_int_equal(got.job.gid, 1002);
+	assert_string_equal(got.job.cluster, CLUSTER);
+	assert_string_equal(got.job.user, "alice");
+	assert_string_equal(got.job.partition, "low");
+	assert_null(got.job.account);
+	assert_string_equal(got.job.work_dir, "/home/alice/run");
+	assert_string_equal(got.job.submission, "n:abc123");
+}
+
+static void test_note_claimed_once_only(void **state)
+{
+	fixture *f = *state;
+	rb_job_info j = a_job();
+	rb_note_job got;
+	rb_err err;
+
+	assert_int_equal(rb_note_write(f->run, HOST, &j, &err), 0);
+	assert_int_equal(rb_note_claim(f->run, HOST, CLUSTER, 4242, &got, &err), 0);
+	assert_int_equal(rb_note_claim(f->run, HOST, CLUSTER, 4242, &got, &err), 1);
+}
+
+static void test_epilog_on_batch_host_sees_claimed_others_noted(void **state)
+{
+	fixture *f = *state;
+	rb_job_info j = a_job();
+	rb_note_job got;
+	rb_err err;
+
+	assert_int_equal(rb_note_write(f->run, HOST, &j, &err), 0);
+	assert_int_equal(rb_note_write(f->run, "node018", &j, &err), 0);
+	assert_int_equal(rb_note_claim(f->run, HOST, CLUSTER, 4242, &got, &err), 0);
+	assert_int_equal(rb_note_look(f->run, HOST, CLUSTER, 4242), RB_NOTE_CLAIMED);
+	assert_int_equal(rb_note_look(f->run, "node018", CLUSTER, 4242), RB_NOTE_NOTED);
+	assert_int_equal(rb_note_look(f->run, HOST, CLUSTER, 4243), RB_NOTE_NONE);
+	rb_note_forget(f->run, HOST, CLUSTER, 4242);
+	rb_note_forget(f->run, "node018", CLUSTER, 4242);
+	assert_int_equal(rb_note_look(f->run, HOST, CLUSTER, 4242), RB_NOTE_NONE);
+	assert_int_equal(rb_note_look(f->run, "node018", CLUSTER, 4242), RB_NOTE_NONE);
+}
+
+static void test_epilog_without_run_dir_is_unknown(void **state)
+{
+	fixture *f = *state;
+
+	assert_int_equal(rb_note_look(f->run, HOST, CLUSTER, 4242), RB_NOTE_UNKNOWN);
+}
+
+static void test_new_prolog_drops_an_earlier_attempts_claim(void **state)
+{
+	fixture *f = *state;
+	rb_job_info j = a_job();
+	rb_note_job got;
+	rb_err err;
+
+	assert_int_equal(rb_note_write(f->run, HOST, &j, &err), 0);
+	assert_int_equal(rb_note_claim(f->run, HOST, CLUSTER, 4242, &got, &err), 0);
+	/* the end was not recorded: the claim stayed; the next attempt's
+	 * prolog runs here, but its batch step runs elsewhere */
+	j.attempt = 4;
+	assert_int_equal(rb_note_write(f->run, HOST, &j, &err), 0);
+	assert_int_equal(rb_note_look(f->run, HOST, CLUSTER, 4242), RB_NOTE_NOTED);
+}
+
+static void test_batch_step_without_note_marks_the_batch_host(void **state)
+{
+	fixture *f = *state;
+	rb_note_job got;
+	rb_err err;
+
+	assert_int_equal(rb_note_claim(f->run, HOST, CLUSTER, 4242, &got, &err), 1);
+	assert_int_equal(rb_note_mark(f->run, HOST, CLUSTER, 4242, &err), 0);
+	assert_int_equal(rb_note_look(f->run, HOST, CLUSTER, 4242), RB_NOTE_CLAIMED);
+}
+
+static void test_run_dir_is_created_root_only(void **state)
+{
+	fixture *f = *state;
+	rb_job_info j = a_job();
+	struct stat st;
+	rb_err err;
+
+	assert_int_equal(rb_note_write(f->run, HOST, &j, &err), 0);
+	assert_int_equal(stat(f->run, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0700);
+}
+
+static void test_run_dir_others_can_enter_is_refused(void **state)
+{
+	fixture *f = *state;
+	rb_job_info j = a_job();
+	rb_err err;
+
+	assert_int_equal(mkdir(f->run, 0755), 0);
+	assert_int_equal(chmod(f->run, 0755), 0);
+	assert_int_equal(rb_note_write(f->run, HOST, &j, &err), -1);
+	assert_non_null(strstr(err.msg, "is not root's alone"));
+	assert_int_equal(rb_note_look(f->run, HOST, CLUSTER, 4242), RB_NOTE_UNKNOWN);
+}
+
+static void test_run_dir_symlink_is_refused(void **state)
+{
+	fixture *f = *state;
+	rb_job_info j = a_job();
+	char real[128];
+	rb_err err;
+
+	snprintf(real, sizeof(real), "%s/elsewhere", f->top);
+	assert_int_equal(mkdir(real, 0700), 0);
+	assert_int_equal(symlink(real, f->run), 0);
+	assert_int_equal(rb_note_write(f->run, HOST, &j, &err), -1);
+}
+
+static void test_note_name_cannot_leave_run_dir(void **state)
+{
+	fixture *f = *state;
+	rb_job_info j = a_job();
+	rb_note_job got;
+	rb_err err;
+
+	assert_int_equal(rb_note_write(f->run, "../x", &j, &err), -1);
+	assert_int_equal(rb_note_write(f->run, ".hidden", &j, &err), -1);
+	j.cluster = "a/b";
+	assert_int_equal(rb_note_write(f->run, HOST, &j, &err), -1);
+	assert_int_equal(rb_note_claim(f->run, HOST, "a/b", 4242, &got, &err), -1);
+}
+
+static void test_note_value_with_newline_is_refused(void **state)
+{
+	fixture *f = *state;
+	rb_job_info j = a_job();
+	rb_err err;
+
+	j.work_dir = "/home/alice\nattempt=0";
+	assert_int_equal(rb_note_write(f->run, HOST, &j, &err), -1);
+	assert_int_equal(rb_note_look(f->run, HOST, CLUSTER, 4242), RB_NOTE_UNKNOWN);
+}
+
+static void test_note_not_ours_is_not_claimed(void **state)
+{
+	fixture *f = *state;
+	rb_job_info j = a_job();
+	rb_note_job got;
+	char path[256];
+	rb_err err;
+	int fd;
+
+	assert_int_equal(rb_note_write(f->run, HOST, &j, &err), 0);
+	snprintf(path, sizeof(path), "%s/%s.%s.4242.prolog", f->run, HOST, CLUSTER);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "attempt=1\nbogus=2\n", 18), 18);
+	close(fd);
+	assert_int_equal(rb_note_claim(f->run, HOST, CLUSTER, 4242, &got, &err), -1);
+	assert_non_null(strstr(err.msg, "not a note this plugin wrote"));
+}
+
+int main(void)
+{
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_note_claimed_gives_back_what_the_prolog_saw),
+		T(test_note_claimed_once_only),
+		T(test_epilog_on_batch_host_sees_claimed_others_noted),
+		T(test_epilog_without_run_dir_is_unknown),
+		T(test_new_prolog_drops_an_earlier_attempts_claim),
+		T(test_batch_step_without_note_marks_the_batch_host),
+		T(test_run_dir_is_created_root_only),
+		T(test_run_dir_others_can_enter_is_refused),
+		T(test_run_dir_symlink_is_refused),
+		T(test_note_name_cannot_leave_run_dir),
+		T(test_note_value_with_newline_is_refused),
+		T(test_note_not_ours_is_not_claimed),
+	};
+	return cmocka_run_group_tests_name("node_note", tests, NULL, NULL);
+}

@@ -1,0 +1,170 @@
+/*
+ * test_step.c - what the batch step tells the job (step.h): its
+ * RESTORE_BUDGET_* environment, the refusal, the catch-up attempt.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "step.h"
+
+static rb_record a_record(void)
+{
+	rb_record r;
+
+	memset(&r, 0, sizeof(r));
+	strcpy(r.cluster, "testc");
+	r.job_id = 77;
+	strcpy(r.work_dir, "/home/u/run");
+	strcpy(r.checkpoint_dir, "ckpt");
+	r.budget.failures = 1;
+	r.budget.granted = 2;
+	r.budget.restore_failures = 1;
+	r.budget.cur.attempt = 5;
+	r.budget.cur.limits.max_failures = 3;
+	r.budget.cur.limits.restore_retry_num = 4;
+	strcpy(r.budget.checkpoint, "/home/u/run/ckpt/c-9");
+	return r;
+}
+
+static const rb_step_var *var(const rb_step_env *env, const char *name)
+{
+	for (size_t i = 0; i < RB_STEP_VAR_COUNT; i++)
+		if (env->var[i].name && strcmp(env->var[i].name, name) == 0)
+			return &env->var[i];
+	return NULL;
+}
+
+static void test_step_env_names_every_variable_once(void **state)
+{
+	static const char *const names[] = {
+		"RESTORE_BUDGET_ATTEMPT", "RESTORE_BUDGET_PHASE",
+		"RESTORE_BUDGET_CHECKPOINT", "RESTORE_BUDGET_FAILURES",
+		"RESTORE_BUDGET_MAX_FAILURES", "RESTORE_BUDGET_RESTORE_FAILURES",
+		"RESTORE_BUDGET_RESTORE_RETRY_NUM", "RESTORE_BUDGET_RESTORES_LEFT",
+		"RESTORE_BUDGET_LAST_END", "RESTORE_BUDGET_ACK_FILE",
+	};
+	rb_record r = a_record();
+	rb_step_env env;
+
+	(void)state;
+	rb_step_env_of(&r, 5, RB_PHASE_RESTORING, "/c", &env);
+	for (size_t i = 0; i < RB_STEP_VAR_COUNT; i++) {
+		int seen = 0;
+
+		for (size_t k = 0; k < RB_STEP_VAR_COUNT; k++)
+			seen += strcmp(env.var[k].name, names[i]) == 0;
+		assert_int_equal(seen, 1);
+	}
+}
+
+static void test_step_env_values_come_from_the_record(void **state)
+{
+	rb_record r = a_record();
+	rb_step_env env;
+
+	(void)state;
+	rb_step_env_of(&r, 5, RB_PHASE_RESTORING, "/c", &env);
+	assert_string_equal(var(&env, "RESTORE_BUDGET_ATTEMPT")->value, "5");
+	assert_string_equal(var(&env, "RESTORE_BUDGET_PHASE")->value, "RESTORING");
+	assert_string_equal(var(&env, "RESTORE_BUDGET_CHECKPOINT")->value, "/c");
+	assert_string_equal(var(&env, "RESTORE_BUDGET_FAILURES")->value, "1");
+	/* M plus what an admin granted */
+	assert_string_equal(var(&env, "RESTORE_BUDGET_MAX_FAILURES")->value, "5");
+	assert_string_equal(var(&env, "RESTORE_BUDGET_RESTORE_FAILURES")->value, "1");
+	assert_string_equal(var(&env, "RESTORE_BUDGET_RESTORE_RETRY_NUM")->value, "4");
+	assert_true(var(&env, "RESTORE_BUDGET_ACK_FILE")->set);
+	assert_non_null(strstr(var(&env, "RESTORE_BUDGET_ACK_FILE")->value,
+			       "/home/u/run/ckpt/.restore_budget-ack.testc.77.5"));
+}
+
+static void test_step_env_says_unlimited(void **state)
+{
+	rb_record r = a_record();
+	rb_step_env env;
+
+	(void)state;
+	r.budget.cur.limits.max_failures = -1;
+	rb_step_env_of(&r, 5, RB_PHASE_FRESH, "", &env);
+	assert_string_equal(var(&env, "RESTORE_BUDGET_MAX_FAILURES")->value, "unlimited");
+	assert_string_equal(var(&env, "RESTORE_BUDGET_RESTORES_LEFT")->value, "unlimited");
+}
+
+static void test_step_env_has_no_ack_file_without_an_absolute_dir(void **state)
+{
+	rb_record r = a_record();
+	rb_step_env env;
+
+	(void)state;
+	strcpy(r.work_dir, "relative");
+	r.checkpoint_dir[0] = '\0';
+	rb_step_env_of(&r, 5, RB_PHASE_FRESH, "", &env);
+	assert_false(var(&env, "RESTORE_BUDGET_ACK_FILE")->set);
+}
+
+static void test_step_env_of_record_is_all_but_attempt_and_checkpoint(void **state)
+{
+	rb_record r = a_record();
+	rb_step_env env;
+
+	(void)state;
+	rb_step_env_of(&r, 5, RB_PHASE_FRESH, "", &env);
+	for (size_t i = 0; i < RB_STEP_VAR_COUNT; i++) {
+		bool kept = strcmp(env.var[i].name, "RESTORE_BUDGET_ATTEMPT") == 0 ||
+			    strcmp(env.var[i].name, "RESTORE_BUDGET_CHECKPOINT") == 0;
+
+		assert_int_equal(env.var[i].of_record, !kept);
+	}
+}
+
+static void test_refusal_names_F_M_r_R_config_and_checkpoint(void **state)
+{
+	rb_record r = a_record();
+	char buf[2 * RB_PATH_MAX];
+
+	(void)state;
+	rb_step_refusal(&r, 6, "/etc/rb.conf", buf, sizeof(buf));
+	assert_string_equal(buf,
+		"restore_budget: job 77 attempt 6 refused: restore budget exhausted: "
+		"failures F=1 > max_failures M=5 (restore failures r=1 of R=4; "
+		"limits from /etc/rb.conf). The checkpoint /home/u/run/ckpt/c-9 is "
+		"kept. An admin can add budget with 'restore-budget grant 77 "
+		"--failures N' and requeue the job.\n");
+}
+
+static void test_catch_up_attempt_is_the_controllers_count_when_ahead(void **state)
+{
+	rb_record r = a_record();
+
+	(void)state;
+	assert_int_equal(rb_step_catch_up_attempt(9, &r), 9);
+}
+
+static void test_catch_up_attempt_follows_the_record_otherwise(void **state)
+{
+	rb_record r = a_record();
+
+	(void)state;
+	assert_int_equal(rb_step_catch_up_attempt(-1, &r), 6);
+	assert_int_equal(rb_step_catch_up_attempt(5, &r), 6);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_step_env_names_every_variable_once),
+		cmocka_unit_test(test_step_env_values_come_from_the_record),
+		cmocka_unit_test(test_step_env_says_unlimited),
+		cmocka_unit_test(test_step_env_has_no_ack_file_without_an_absolute_dir),
+		cmocka_unit_test(test_step_env_of_record_is_all_but_attempt_and_checkpoint),
+		cmocka_unit_test(test_refusal_names_F_M_r_R_config_and_checkpoint),
+		cmocka_unit_test(test_catch_up_attempt_is_the_controllers_count_when_ahead),
+		cmocka_unit_test(test_catch_up_attempt_follows_the_record_otherwise),
+	};
+	return cmocka_run_group_tests_name("step", tests, NULL, NULL);
+}
