@@ -34,7 +34,7 @@ LEG_MIRROR=${LEG_MIRROR:-http://deb.debian.org/debian}
 # Sanitizers, fuzzing, valgrind and lint stay on the host.
 CH_PKGS="libslurm-dev slurmd slurmctld slurm-client munge gcc make libc6-dev
 libconfig-dev libcmocka-dev libjson-c-dev pkg-config iproute2 procps
-dpkg-dev man-db python3 ${LEG_EXTRA_PKGS:-}"
+dpkg-dev man-db python3 strace ${LEG_EXTRA_PKGS:-}"
 
 ch_log() { printf 'chroot.sh: %s\n' "$*" >&2; }
 ch_die() { ch_log "error: $*"; exit 1; }

@@ -99,3 +99,28 @@ mn_final_checks() {
     drains=$(grep -iE 'drain|Prolog error|Epilog error|launch_failed' "$RB_CLUSTER_DIR"/log/slurmctld.log 2>/dev/null | head -n 3)
     expect "no drain/prolog/epilog failure in slurmctld.log" "$drains" ""
 }
+
+# mn_trace_start NODE - trace NODE's slurmd and everything it forks (the
+# prolog, the epilog, slurmstepd) into log/strace-NODE.txt: the file calls
+# only, with absolute paths as given.  Ends with the slurmd.
+mn_trace_start() {
+    local pid; pid=$(mn_slurmd_pid "$1") || return 1
+    command -v strace >/dev/null || { echo "strace is not installed (make deps)" >&2; return 1; }
+    strace -f -qq -e trace=%file -o "$RB_CLUSTER_DIR/log/strace-$1.txt" -p "$pid" 2>/dev/null &
+    sleep 1
+    kill -0 $! 2>/dev/null
+}
+
+# mn_batch_hosts JOB - the nodes whose slurmd launched JOB's batch script
+# (any attempt): "Launching batch job J " (22.05, 24.11) or "Launching
+# batch JobId=J " (26.05).
+mn_batch_hosts() {
+    local n
+    for n in $("$RB_CLUSTER_SH" nodes "$RB_CLUSTER_DIR"); do
+        grep -qE "Launching batch (job $1|JobId=$1) " "$RB_CLUSTER_DIR/log/slurmd-$n.log" 2>/dev/null &&
+            printf '%s\n' "$n"
+    done
+}
+
+# mn_state_dir_calls NODE - lines of NODE's trace that name state_dir.
+mn_state_dir_calls() { grep -cF -- "$RB_STATE" "$RB_CLUSTER_DIR/log/strace-$1.txt" 2>/dev/null; }

@@ -34,6 +34,12 @@ restore_timeout = 0;" || { fail "cluster up"; summary; }
 rb_workdir "two-$MN_VARIANT" >/dev/null
 ck=$RB_WORKDIR/ckpt
 read -r A B < <(mn_nodes)
+# Only the batch host does ledger work (issue 12): every file call of both
+# slurmds and what they fork is traced, to show the other node's prolog and
+# epilog never name state_dir.
+for node in $A $B; do
+    check "strace follows the slurmd of $node" mn_trace_start "$node"
+done
 
 j=$(TRIAL_STEPS=30 TRIAL_CKPT_EVERY=1 TRIAL_FAIL_AFTER_ACK=42 TRIAL_SRUN=$srun_knob \
     submit_as_user -p low -N 2 -n 2 --ntasks-per-node=1 --checkpoint-dir=ckpt "$MN_JOB") ||
@@ -97,6 +103,18 @@ done
 for node in $A $B; do
     expect "epilog ran on $node for each of the 4 attempts" \
         "$(grep -c "^epilog_slurmd node=$node job=$j " "$RB_CLUSTER_DIR/log/probe.log")" 4
+done
+# ---- only the batch host touched state_dir ----------------------------------------------
+batch_hosts=$(mn_batch_hosts "$j" | tr '\n' ' ')
+rb_log "batch host(s) of job $j: $batch_hosts"
+check "the batch script of job $j ran on one node or two" test -n "$batch_hosts"
+for node in $A $B; do
+    calls=$(mn_state_dir_calls "$node")
+    if [[ " $batch_hosts" == *" $node "* ]]; then
+        check "$node ran the batch script: its trace names state_dir ($calls calls)" test "${calls:-0}" -gt 0
+    else
+        expect "$node never ran the batch script: its prologs and epilogs touched nothing under state_dir" "${calls:-0}" 0
+    fi
 done
 rb_log "probe.log for job $j:"$'\n'"$(grep " job=$j " "$RB_CLUSTER_DIR/log/probe.log")"
 rb_log "events of job $j:"$'\n'"$(cat "$(rb_evlog_path "$j")")"
