@@ -95,6 +95,11 @@ int cli_open_ledger(const cli_ctx *ctx, rb_ledger_mode mode, rb_ledger **out);
 int cli_open_scan(const cli_ctx *ctx, rb_ledger_mode mode, rb_ledger **out,
 		  rb_record **rec);
 
+/* One job's record, read without locking, into *out (malloc'd: free() it).
+ * CLI_OK, or CLI_ENOTFOUND (no record) or CLI_EDATA with the message
+ * printed and *out NULL. */
+int cli_read_job(const cli_ctx *ctx, uint32_t job_id, rb_record **out);
+
 /* --- parsing and formatting (cli_util.c) ----------------------------------------- */
 
 /* A Slurm job id: decimal 1..4294967295, nothing else. 0 or -1. */
