@@ -3,7 +3,8 @@
  *
  * Both change the ledger, so both go through the core's locked paths
  * (rb_lifecycle_grant; rb_ledger_lock + rb_ledger_remove). gc also removes
- * what plugins before 2026-12 left in state_dir (cli_upgrade.c).
+ * what plugins before 2026-12 left in state_dir (the core's ack_legacy.c;
+ * cli_upgrade.c words it).
  */
 #include "cli.h"
 
