@@ -143,6 +143,11 @@ const char *cli_job_state(const rb_record *rec);
 /* A JSON string from untrusted bytes (invalid UTF-8 becomes U+FFFD). */
 json_object *cli_json_string(const char *s);
 
+/* A new object of two members, k1 then k2 (each value's reference is
+ * taken over, as json_object_object_add does). */
+json_object *cli_json_pair(const char *k1, json_object *v1, const char *k2,
+			   json_object *v2);
+
 /* The limits in force, as an object. */
 json_object *cli_json_limits(const rb_limits *l);
 
