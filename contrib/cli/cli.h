@@ -95,6 +95,11 @@ int cli_open_ledger(const cli_ctx *ctx, rb_ledger_mode mode, rb_ledger **out);
 int cli_open_scan(const cli_ctx *ctx, rb_ledger_mode mode, rb_ledger **out,
 		  rb_record **rec);
 
+/* One job's record, read without locking, into *out (malloc'd: free() it).
+ * CLI_OK, or CLI_ENOTFOUND (no record) or CLI_EDATA with the message
+ * printed and *out NULL. */
+int cli_read_job(const cli_ctx *ctx, uint32_t job_id, rb_record **out);
+
 /* --- parsing and formatting (cli_util.c) ----------------------------------------- */
 
 /* A Slurm job id: decimal 1..4294967295, nothing else. 0 or -1. */
@@ -137,6 +142,11 @@ const char *cli_job_state(const rb_record *rec);
 
 /* A JSON string from untrusted bytes (invalid UTF-8 becomes U+FFFD). */
 json_object *cli_json_string(const char *s);
+
+/* A new object of two members, k1 then k2 (each value's reference is
+ * taken over, as json_object_object_add does). */
+json_object *cli_json_pair(const char *k1, json_object *v1, const char *k2,
+			   json_object *v2);
 
 /* The limits in force, as an object. */
 json_object *cli_json_limits(const rb_limits *l);
@@ -196,8 +206,8 @@ int cli_cmd_grant(cli_ctx *ctx, uint32_t job_id, int failures);
 int cli_cmd_gc(cli_ctx *ctx, long long days, bool dry_run, bool force);
 
 /* Remove <state_dir>/<cluster>/ack, left by plugins before 2026-12, without
- * following anything in it (cli_upgrade.c). 0 (gone or never there) or -1
- * (message printed). */
+ * following anything in it (the core's ack_legacy.c removes it, cli_upgrade.c
+ * words the outcome). 0 (gone or never there) or -1 (message printed). */
 int cli_remove_legacy_acks(const cli_ctx *ctx, bool dry_run);
 /* Prometheus text format on stdout, or atomically into output (cli_metrics.c). */
 int cli_cmd_metrics(cli_ctx *ctx, const char *output);

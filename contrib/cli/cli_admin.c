@@ -3,7 +3,8 @@
  *
  * Both change the ledger, so both go through the core's locked paths
  * (rb_lifecycle_grant; rb_ledger_lock + rb_ledger_remove). gc also removes
- * what plugins before 2026-12 left in state_dir (cli_upgrade.c).
+ * what plugins before 2026-12 left in state_dir (the core's ack_legacy.c;
+ * cli_upgrade.c words it).
  */
 #include "cli.h"
 
@@ -31,67 +32,58 @@ static int need_root(const char *what)
 
 /* --- grant --------------------------------------------------------------------- */
 
+/* What the grant left: the new budget, and what to do if it was refused. */
+static int grant_report(uint32_t job_id, int granted_before,
+			const rb_record *rec)
+{
+	const rb_budget *b = &rec->budget;
+	bool exhausted_now = rb_engine_is_exhausted(b, &b->cur.limits);
+	char fm[48], left[32];
+
+	cli_format_fm(b, &b->cur.limits, fm, sizeof(fm));
+	cli_format_left(b, left, sizeof(left));
+	printf("job %" PRIu32 ": granted %d -> %d; failures F/M %s, "
+	       "restores_left %s, exhausted %s\n",
+	       job_id, granted_before, b->granted, fm, left,
+	       exhausted_now ? "yes" : "no");
+	if (b->exhausted && !exhausted_now)
+		printf("job %" PRIu32 ": attempt %" PRId64 " was refused; "
+		       "requeue the job (scontrol requeue %" PRIu32 "), or "
+		       "release it if on_exhausted = \"hold\" held it "
+		       "(scontrol release %" PRIu32 "), to run it with the new "
+		       "budget\n",
+		       job_id, b->cur.attempt, job_id, job_id);
+	return fflush(stdout) == 0 ? CLI_OK : CLI_EDATA;
+}
+
 int cli_cmd_grant(cli_ctx *ctx, uint32_t job_id, int failures)
 {
-	rb_record *rec;
-	char by[RB_NAME_MAX], fm[48], left[32];
+	rb_record *rec = NULL;
+	char by[RB_NAME_MAX];
 	rb_err err;
 	int rc, granted_before;
 
 	rc = need_root("grant");
-	if (rc != CLI_OK)
-		return rc;
-	rec = malloc(sizeof(*rec));
-	if (!rec) {
-		cli_error("out of memory");
-		return CLI_EDATA;
-	}
 	/* Look first: locking a job that has no record would create its
 	 * event log. */
-	rc = rb_lifecycle_read(ctx->cfg, ctx->cluster, job_id, rec, &err);
-	if (rc == 1) {
-		cli_error("job %" PRIu32 ": no record on cluster %s (not tracked, "
-			  "removed by gc, or another cluster: see --cluster)",
-			  job_id, ctx->cluster);
-		rc = CLI_ENOTFOUND;
-		goto out;
-	}
-	if (rc < 0) {
-		cli_error("job %" PRIu32 ": %s", job_id, err.msg);
-		rc = CLI_EDATA;
-		goto out;
-	}
+	if (rc == CLI_OK)
+		rc = cli_read_job(ctx, job_id, &rec);
+	if (rc != CLI_OK)
+		return rc;
 	granted_before = rec->budget.granted;
 	cli_invoking_user(by, sizeof(by));
 	if (rb_lifecycle_grant(ctx->cfg, ctx->cluster, job_id, failures, by,
 			       &err) < 0) {
 		cli_error("job %" PRIu32 ": %s", job_id, err.msg);
 		rc = CLI_EDATA;
-		goto out;
-	}
-	if (rb_lifecycle_read(ctx->cfg, ctx->cluster, job_id, rec, &err) != 0) {
+	} else if (rb_lifecycle_read(ctx->cfg, ctx->cluster, job_id, rec,
+				     &err) != 0) {
 		cli_error("job %" PRIu32 ": granted, but cannot read it back: %s",
 			  job_id, err.msg);
 		rc = CLI_EDATA;
-		goto out;
+	} else {
+		rc = grant_report(job_id, granted_before, rec);
 	}
-	cli_format_fm(&rec->budget, &rec->budget.cur.limits, fm, sizeof(fm));
-	cli_format_left(&rec->budget, left, sizeof(left));
-	printf("job %" PRIu32 ": granted %d -> %d; failures F/M %s, "
-	       "restores_left %s, exhausted %s\n",
-	       job_id, granted_before, rec->budget.granted, fm, left,
-	       rb_engine_is_exhausted(&rec->budget, &rec->budget.cur.limits) ?
-		       "yes" : "no");
-	if (rec->budget.exhausted &&
-	    !rb_engine_is_exhausted(&rec->budget, &rec->budget.cur.limits))
-		printf("job %" PRIu32 ": attempt %" PRId64 " was refused; "
-		       "requeue the job (scontrol requeue %" PRIu32 "), or "
-		       "release it if on_exhausted = \"hold\" held it "
-		       "(scontrol release %" PRIu32 "), to run it with the new "
-		       "budget\n",
-		       job_id, rec->budget.cur.attempt, job_id, job_id);
-	rc = fflush(stdout) == 0 ? CLI_OK : CLI_EDATA;
-out:
 	free(rec);
 	return rc;
 }

@@ -223,12 +223,10 @@ int cli_cmd_check_config(cli_ctx *ctx, const char *file)
 
 		cli_error("%s", cli_safe(err.msg, safe, sizeof(safe)));
 		if (ctx->json) {
-			json_object *o = json_object_new_object();
+			json_object *o = cli_json_pair(
+				"ok", json_object_new_boolean(false),
+				"path", cli_json_string(ctx->config_path));
 
-			json_object_object_add(o, "ok",
-					       json_object_new_boolean(false));
-			json_object_object_add(o, "path",
-					       cli_json_string(ctx->config_path));
 			json_object_object_add(o, "error",
 					       cli_json_string(err.msg));
 			cli_json_print(o);

@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,8 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "lifecycle.h"
 
 /* slurm.conf is read only for one line; a bigger file is not ours to parse
  * entirely (ClusterName sits near the top in every real one). */
@@ -236,4 +239,31 @@ int cli_open_scan(const cli_ctx *ctx, rb_ledger_mode mode, rb_ledger **out,
 		return -1;
 	}
 	return r;
+}
+
+int cli_read_job(const cli_ctx *ctx, uint32_t job_id, rb_record **out)
+{
+	rb_err err;
+	int rc;
+
+	*out = malloc(sizeof(**out));
+	if (!*out) {
+		cli_error("out of memory");
+		return CLI_EDATA;
+	}
+	rc = rb_lifecycle_read(ctx->cfg, ctx->cluster, job_id, *out, &err);
+	if (rc == 0)
+		return CLI_OK;
+	if (rc < 0) {
+		cli_error("job %" PRIu32 ": %s", job_id, err.msg);
+		rc = CLI_EDATA;
+	} else {
+		cli_error("job %" PRIu32 ": no record on cluster %s (not tracked, "
+			  "removed by gc, or another cluster: see --cluster)",
+			  job_id, ctx->cluster);
+		rc = CLI_ENOTFOUND;
+	}
+	free(*out);
+	*out = NULL;
+	return rc;
 }

@@ -334,17 +334,13 @@ static int on_event(const char *line, bool ok, void *vctx)
 		/* A torn append (crash mid-write) or damage: its content is
 		 * not trusted and not shown. */
 		st->torn++;
-		if (st->events) {
-			json_object *o = json_object_new_object();
-
-			json_object_object_add(o, "ok",
-					       json_object_new_boolean(false));
-			json_object_object_add(o, "line",
-					       json_object_new_int64((int64_t)st->n));
-			json_object_array_add(st->events, o);
-		} else {
+		if (st->events)
+			json_object_array_add(st->events,
+				cli_json_pair("ok", json_object_new_boolean(false),
+					      "line",
+					      json_object_new_int64((int64_t)st->n)));
+		else
 			printf("line %zu: (torn line ignored)\n", st->n);
-		}
 		return 0;
 	}
 	if (cli_event_parse(line, &e) < 0) {

@@ -61,6 +61,16 @@ static void add_bool(json_object *o, const char *key, bool v)
 	json_object_object_add(o, key, json_object_new_boolean(v));
 }
 
+json_object *cli_json_pair(const char *k1, json_object *v1, const char *k2,
+			   json_object *v2)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, k1, v1);
+	json_object_object_add(o, k2, v2);
+	return o;
+}
+
 json_object *cli_json_limits(const rb_limits *l)
 {
 	json_object *o = json_object_new_object();

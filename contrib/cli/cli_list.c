@@ -71,13 +71,9 @@ static int on_job(uint32_t job_id, void *vctx)
 	if (rc < 0) {
 		st->corrupt++;
 		if (st->errors) {
-			json_object *o = json_object_new_object();
-
-			json_object_object_add(o, "job_id",
-					       json_object_new_int64(job_id));
-			json_object_object_add(o, "corrupt",
-					       cli_json_string(err.msg));
-			json_object_array_add(st->errors, o);
+			json_object_array_add(st->errors,
+				cli_json_pair("job_id", json_object_new_int64(job_id),
+					      "corrupt", cli_json_string(err.msg)));
 		} else {
 			char safe[RB_ERR_MAX * 3];
 

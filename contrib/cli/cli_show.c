@@ -6,8 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lifecycle.h"
-
 #define SAFE_MAX (3 * RB_PATH_MAX + 1)
 
 static void kv(const char *key, const char *value)
@@ -94,11 +92,10 @@ static const char *last_end_text(const cli_ctx *ctx, const rb_record *rec,
 	return buf;
 }
 
-static void print_text(const cli_ctx *ctx, const rb_record *rec)
+/* Whose job it is and where it runs. */
+static void print_identity(const rb_record *rec)
 {
-	const rb_budget *b = &rec->budget;
-	const rb_attempt *a = &b->cur;
-	char buf[512], t1[32], t2[32], d[32], end[96];
+	char buf[512];
 	char user[RB_NAME_MAX * 3], part[RB_NAME_MAX * 3], acct[RB_NAME_MAX * 3];
 
 	kv_safe("cluster", rec->cluster, "-");
@@ -114,39 +111,49 @@ static void print_text(const cli_ctx *ctx, const rb_record *rec)
 		 cli_safe(rec->account[0] ? rec->account : "-", acct,
 			  sizeof(acct)));
 	kv("partition/acct", buf);
+}
+
+/* The current attempt: its number and start, phase, and how it ended. */
+static void print_attempt(const rb_attempt *a)
+{
+	char buf[512], t1[32], t2[32], d[32], end[96];
 
 	if (a->attempt < 0) {
 		kv("attempt", "none recorded");
-	} else {
-		cli_format_time(a->start_time, t1, sizeof(t1));
-		snprintf(buf, sizeof(buf), "%" PRId64 " (started %s)",
-			 a->attempt, t1);
-		kv("attempt", buf);
-		if (a->confirmed != RB_CONFIRM_NONE)
-			snprintf(buf, sizeof(buf), "%s (restore confirmed: %s)",
-				 rb_phase_name(a->phase),
-				 rb_confirm_name(a->confirmed));
-		else
-			snprintf(buf, sizeof(buf), "%s",
-				 rb_phase_name(a->phase));
-		kv("phase", buf);
-		if (a->end == RB_END_NONE) {
-			kv("ended", a->refused ? "no end recorded (refused)" :
-				    "no end recorded (running, or its node died)");
-		} else {
-			rb_end_format(a->end, a->end_code, end, sizeof(end));
-			cli_format_time(a->end_time, t2, sizeof(t2));
-			cli_format_duration(a->end_time - a->start_time, d,
-					    sizeof(d));
-			snprintf(buf, sizeof(buf), "%s at %s (ran %s)", end, t2,
-				 d);
-			kv("ended", buf);
-		}
+		return;
 	}
-	cli_format_fm(b, &a->limits, buf, sizeof(buf));
+	cli_format_time(a->start_time, t1, sizeof(t1));
+	snprintf(buf, sizeof(buf), "%" PRId64 " (started %s)", a->attempt, t1);
+	kv("attempt", buf);
+	if (a->confirmed != RB_CONFIRM_NONE)
+		snprintf(buf, sizeof(buf), "%s (restore confirmed: %s)",
+			 rb_phase_name(a->phase), rb_confirm_name(a->confirmed));
+	else
+		snprintf(buf, sizeof(buf), "%s", rb_phase_name(a->phase));
+	kv("phase", buf);
+	if (a->end == RB_END_NONE) {
+		kv("ended", a->refused ? "no end recorded (refused)" :
+			    "no end recorded (running, or its node died)");
+		return;
+	}
+	rb_end_format(a->end, a->end_code, end, sizeof(end));
+	cli_format_time(a->end_time, t2, sizeof(t2));
+	cli_format_duration(a->end_time - a->start_time, d, sizeof(d));
+	snprintf(buf, sizeof(buf), "%s at %s (ran %s)", end, t2, d);
+	kv("ended", buf);
+}
+
+/* The budget: counters, what is left, the checkpoint, limits and totals. */
+static void print_budget(const cli_ctx *ctx, const rb_record *rec)
+{
+	const rb_budget *b = &rec->budget;
+	const rb_limits *l = &b->cur.limits;
+	char buf[512], end[96], t1[32];
+
+	cli_format_fm(b, l, buf, sizeof(buf));
 	kv("failures F/M", buf);
 	snprintf(buf, sizeof(buf), "%d/%d", b->restore_failures,
-		 a->limits.restore_retry_num);
+		 l->restore_retry_num);
 	kv("restores r/R", buf);
 	snprintf(buf, sizeof(buf), "%d", b->granted);
 	kv("granted", buf);
@@ -155,7 +162,7 @@ static void print_text(const cli_ctx *ctx, const rb_record *rec)
 	kv("exhausted", exhausted_text(rec, buf, sizeof(buf)));
 	kv_safe("checkpoint", b->checkpoint, "(none found yet)");
 	kv("last end", last_end_text(ctx, rec, end, sizeof(end)));
-	format_limits(&a->limits, buf, sizeof(buf));
+	format_limits(l, buf, sizeof(buf));
 	kv("limits", buf);
 	snprintf(buf, sizeof(buf), "%" PRId64 " interruptions, %" PRId64
 		 " failed restores, %" PRId64 " failures charged",
@@ -167,24 +174,12 @@ static void print_text(const cli_ctx *ctx, const rb_record *rec)
 
 int cli_cmd_show(cli_ctx *ctx, uint32_t job_id)
 {
-	rb_record *rec = malloc(sizeof(*rec));
-	rb_err err;
-	int rc;
+	rb_record *rec;
+	int rc = cli_read_job(ctx, job_id, &rec);
 
-	if (!rec) {
-		cli_error("out of memory");
-		return CLI_EDATA;
-	}
-	rc = rb_lifecycle_read(ctx->cfg, ctx->cluster, job_id, rec, &err);
-	if (rc < 0) {
-		cli_error("job %" PRIu32 ": %s", job_id, err.msg);
-		rc = CLI_EDATA;
-	} else if (rc == 1) {
-		cli_error("job %" PRIu32 ": no record on cluster %s (not tracked, "
-			  "removed by gc, or another cluster: see --cluster)",
-			  job_id, ctx->cluster);
-		rc = CLI_ENOTFOUND;
-	} else if (ctx->json) {
+	if (rc != CLI_OK)
+		return rc;
+	if (ctx->json) {
 		json_object *o = cli_json_record(rec);
 		char end[48];
 
@@ -192,7 +187,9 @@ int cli_cmd_show(cli_ctx *ctx, uint32_t job_id)
 		json_object_object_add(o, "last_end", cli_json_string(end));
 		rc = cli_json_print(o) < 0 ? CLI_EDATA : CLI_OK;
 	} else {
-		print_text(ctx, rec);
+		print_identity(rec);
+		print_attempt(&rec->budget.cur);
+		print_budget(ctx, rec);
 		rc = fflush(stdout) == 0 ? CLI_OK : CLI_EDATA;
 	}
 	free(rec);

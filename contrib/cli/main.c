@@ -152,69 +152,75 @@ static int find_option(const char *name, size_t len)
 	return -1;
 }
 
+/* A word that is not an option: the command, then its arguments. */
+static int take_positional(const char *arg, cli_args *a)
+{
+	size_t c;
+
+	if (a->cmd != CMD_NONE) {
+		if (a->nargs >= 4)
+			return usage_error("too many arguments ('%s')",
+					   safe_arg(arg));
+		a->args[a->nargs++] = arg;
+		return CLI_OK;
+	}
+	for (c = 0; c < sizeof(commands) / sizeof(commands[0]); c++)
+		if (!strcmp(commands[c].name, arg))
+			break;
+	if (c == sizeof(commands) / sizeof(commands[0]))
+		return usage_error("unknown command '%s'", safe_arg(arg));
+	a->cmd = commands[c].cmd;
+	a->cmd_name = commands[c].name;
+	return CLI_OK;
+}
+
+/* The long option argv[*i] ("--opt", "--opt=value" or "--opt value", the
+ * last taking argv[*i + 1] too). */
+static int take_option(int argc, char **argv, int *i, cli_args *a)
+{
+	const char *arg = argv[*i];
+	const char *eq = strchr(arg + 2, '=');
+	size_t len = eq ? (size_t)(eq - (arg + 2)) : strlen(arg + 2);
+	int id = find_option(arg + 2, len);
+
+	if (id < 0)
+		return usage_error("unknown option '%s'", safe_arg(arg));
+	if (options[id].has_value) {
+		if (eq)
+			a->value[id] = eq + 1;
+		else if (*i + 1 < argc)
+			a->value[id] = argv[++*i];
+		else
+			return usage_error("option '%s' needs a value",
+					   safe_arg(arg));
+	} else if (eq) {
+		return usage_error("option '%s' takes no value", safe_arg(arg));
+	}
+	a->set[id] = true;
+	return CLI_OK;
+}
+
 static int parse_args(int argc, char **argv, cli_args *a)
 {
 	bool only_positional = false;
+	int rc = CLI_OK;
 
 	memset(a, 0, sizeof(*a));
-	for (int i = 1; i < argc; i++) {
+	for (int i = 1; i < argc && rc == CLI_OK; i++) {
 		const char *arg = argv[i];
-		const char *eq;
-		size_t len;
-		int id;
 
-		if (only_positional || arg[0] != '-' || arg[1] == '\0') {
-			if (a->cmd == CMD_NONE) {
-				size_t c;
-
-				for (c = 0; c < sizeof(commands) /
-						sizeof(commands[0]); c++)
-					if (!strcmp(commands[c].name, arg))
-						break;
-				if (c == sizeof(commands) / sizeof(commands[0]))
-					return usage_error("unknown command '%s'",
-							   safe_arg(arg));
-				a->cmd = commands[c].cmd;
-				a->cmd_name = commands[c].name;
-			} else if (a->nargs < 4) {
-				a->args[a->nargs++] = arg;
-			} else {
-				return usage_error("too many arguments ('%s')",
-						   safe_arg(arg));
-			}
-			continue;
-		}
-		if (!strcmp(arg, "--")) {
+		if (only_positional || arg[0] != '-' || arg[1] == '\0')
+			rc = take_positional(arg, a);
+		else if (!strcmp(arg, "--"))
 			only_positional = true;
-			continue;
-		}
-		if (!strcmp(arg, "-h")) {
+		else if (!strcmp(arg, "-h"))
 			a->set[OPT_HELP] = true;
-			continue;
-		}
-		if (arg[1] != '-')
-			return usage_error("unknown option '%s'", safe_arg(arg));
-		eq = strchr(arg + 2, '=');
-		len = eq ? (size_t)(eq - (arg + 2)) : strlen(arg + 2);
-		id = find_option(arg + 2, len);
-		if (id < 0)
-			return usage_error("unknown option '%s'", safe_arg(arg));
-		if (options[id].has_value) {
-			if (eq) {
-				a->value[id] = eq + 1;
-			} else if (i + 1 < argc) {
-				a->value[id] = argv[++i];
-			} else {
-				return usage_error("option '%s' needs a value",
-						   safe_arg(arg));
-			}
-		} else if (eq) {
-			return usage_error("option '%s' takes no value",
-					   safe_arg(arg));
-		}
-		a->set[id] = true;
+		else if (arg[1] != '-')
+			rc = usage_error("unknown option '%s'", safe_arg(arg));
+		else
+			rc = take_option(argc, argv, &i, a);
 	}
-	return CLI_OK;
+	return rc;
 }
 
 /* Every option given must be one the command takes. */
@@ -366,7 +372,7 @@ int main(int argc, char **argv)
 	if ((rc = check_options(&a)) != CLI_OK ||
 	    (rc = check_arg_count(&a)) != CLI_OK)
 		return rc;
-	/* --config has_value: parse_args() sets value[] with set[] (the
+	/* --config has_value: take_option() sets value[] with set[] (the
 	 * analyzer cannot tie options[id].has_value to OPT_CONFIG) */
 	// NOLINTNEXTLINE(clang-analyzer-core.NullDereference)
 	if (a.set[OPT_CONFIG] && !a.value[OPT_CONFIG][0])

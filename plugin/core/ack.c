@@ -3,6 +3,7 @@
  * user (see ack.h and docs/security.md, "The acknowledgement").
  */
 #include "ack.h"
+#include "ack_legacy.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -71,4 +72,35 @@ int rb_ack_seen(const char *path, uint32_t uid, uint32_t gid,
 		rb_err_setf(err, "looking for %s as uid %u: %s", path, uid, why);
 	}
 	return -1;
+}
+
+/*
+ * The look for the current file runs as the job's user with its own
+ * deadline: this runs under the job's lock, which other nodes' prologs and
+ * epilogs wait for at most RB_LEDGER_LOCK_WAIT_MS (longer than
+ * RB_ACK_CHECK_MS).
+ */
+static bool ack_file_seen(const rb_record *rec)
+{
+	char path[RB_PATH_MAX + 128];
+	rb_err err;
+	int rc;
+
+	if (rb_ack_path(rec->work_dir, rec->checkpoint_dir, rec->cluster,
+			rec->job_id, rec->budget.cur.attempt, path,
+			sizeof(path)) < 0)
+		return false;
+	rc = rb_ack_seen(path, rec->uid, rec->gid,
+			 rb_deadline_in(RB_ACK_CHECK_MS), &err);
+	if (rc < 0)
+		rb_log(RB_LOG_WARNING, "job %u: %s; the attempt counts as not acknowledged",
+		       rec->job_id, err.msg);
+	return rc == 1;
+}
+
+bool rb_ack_confirms(const char *state_dir, const rb_record *rec)
+{
+	return ack_file_seen(rec) ||
+	       rb_ack_legacy_seen(state_dir, rec->cluster, rec->job_id,
+				  rec->uid, rec->budget.cur.attempt);
 }

@@ -17,11 +17,13 @@
 #ifndef RB_ACK_H
 #define RB_ACK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "child.h"
 #include "diag.h"
+#include "record.h"
 
 /* The name's prefix: a dot file, so checkpoint lookup skips it. */
 #define RB_ACK_PREFIX ".restore_budget-ack."
@@ -46,5 +48,15 @@ int rb_ack_path(const char *work_dir, const char *checkpoint_dir,
  */
 int rb_ack_seen(const char *path, uint32_t uid, uint32_t gid,
 		rb_deadline deadline, rb_err *err);
+
+/*
+ * Does the job's acknowledgement confirm the record's current attempt?
+ * Its file in the job's own space (rb_ack_path, looked for with
+ * rb_ack_seen as the job's user), or, for an attempt that started under a
+ * plugin before 2026-12, its entry in the old tree under state_dir
+ * (ack_legacy.h). Not being able to tell is not an acknowledgement (a
+ * warning is logged). The one "acknowledged?" check: every caller uses it.
+ */
+bool rb_ack_confirms(const char *state_dir, const rb_record *rec);
 
 #endif

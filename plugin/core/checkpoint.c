@@ -83,46 +83,56 @@ static int ckpt_join(char *out, size_t outlen, const char *base,
 	return (n < 0 || (size_t)n >= outlen) ? -1 : 0;
 }
 
-/*
- * Read the first line of the regular file <dfd>/<name> into line (size
- * linelen), trailing whitespace stripped. Opened without following a symlink
- * and without blocking (a FIFO swapped in after the lstat is refused).
- * Returns 0, or -1 (logged) if it is unreadable, empty, too long or holds a
- * NUL byte.
- */
-static int ckpt_read_first_line(int dfd, const char *dpath, const char *name,
-				char *line, size_t linelen)
+/* A pointer that cannot be used, and why: the scan is used instead. */
+static void ckpt_pointer_ignored(const char *dpath, const char *name,
+				 const char *why)
 {
-	char buf[CKPT_POINTER_READ_MAX + 1];
+	rb_log(RB_LOG_WARNING, "checkpoint pointer %.*s/%s: %s; ignored",
+	       CKPT_SHOW, dpath, name, why);
+}
+
+/*
+ * Open the regular file <dfd>/<name> for reading, without following a
+ * symlink and without blocking (a FIFO swapped in after the lstat is
+ * refused). The fd, or -1 (logged).
+ */
+static int ckpt_open_pointer(int dfd, const char *dpath, const char *name)
+{
 	struct stat st;
-	size_t len = 0;
-	char *nl;
 	int fd;
-	int rc = -1;
 
 	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
 			       O_CLOEXEC);
 	if (fd < 0) {
-		rb_log(RB_LOG_WARNING, "checkpoint pointer %.*s/%s: %s; ignored",
-		       CKPT_SHOW, dpath, name, strerror(errno));
-		goto out;
+		ckpt_pointer_ignored(dpath, name, strerror(errno));
+		return -1;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		rb_log(RB_LOG_WARNING,
-		       "checkpoint pointer %.*s/%s: not a regular file; ignored",
-		       CKPT_SHOW, dpath, name);
-		goto out;
+		ckpt_pointer_ignored(dpath, name, "not a regular file");
+		close(fd);
+		return -1;
 	}
+	return fd;
+}
+
+/*
+ * Read fd into buf (CKPT_POINTER_READ_MAX + 1 bytes) up to the first
+ * newline or CKPT_POINTER_READ_MAX bytes, whichever comes first; buf is
+ * NUL-terminated, *lenp is what was read. 0, or -1 (logged).
+ */
+static int ckpt_read_head(int fd, const char *dpath, const char *name,
+			  char *buf, size_t *lenp)
+{
+	size_t len = 0;
+
 	while (len < CKPT_POINTER_READ_MAX) {
 		ssize_t n = read(fd, buf + len, CKPT_POINTER_READ_MAX - len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
-			rb_log(RB_LOG_WARNING,
-			       "checkpoint pointer %.*s/%s: %s; ignored",
-			       CKPT_SHOW, dpath, name, strerror(errno));
-			goto out;
+			ckpt_pointer_ignored(dpath, name, strerror(errno));
+			return -1;
 		}
 		if (n == 0)
 			break;
@@ -131,7 +141,20 @@ static int ckpt_read_first_line(int dfd, const char *dpath, const char *name,
 			break;
 	}
 	buf[len] = '\0';
-	nl = memchr(buf, '\n', len);
+	*lenp = len;
+	return 0;
+}
+
+/*
+ * The first line of buf (len bytes read, NUL-terminated) into line (size
+ * linelen), trailing whitespace stripped. 0, or -1 (logged) if it is too
+ * long, holds a NUL byte, is empty or does not fit.
+ */
+static int ckpt_first_line(char *buf, size_t len, const char *dpath,
+			   const char *name, char *line, size_t linelen)
+{
+	char *nl = memchr(buf, '\n', len);
+
 	if (nl) {
 		len = (size_t)(nl - buf);
 		buf[len] = '\0';
@@ -139,32 +162,107 @@ static int ckpt_read_first_line(int dfd, const char *dpath, const char *name,
 		rb_log(RB_LOG_WARNING,
 		       "checkpoint pointer %.*s/%s: first line longer than %d bytes; ignored",
 		       CKPT_SHOW, dpath, name, CKPT_POINTER_READ_MAX);
-		goto out;
+		return -1;
 	}
 	if (strlen(buf) != len) {
-		rb_log(RB_LOG_WARNING,
-		       "checkpoint pointer %.*s/%s: holds a NUL byte; ignored",
-		       CKPT_SHOW, dpath, name);
-		goto out;
+		ckpt_pointer_ignored(dpath, name, "holds a NUL byte");
+		return -1;
 	}
 	while (len > 0 && isspace((unsigned char)buf[len - 1]))
 		buf[--len] = '\0';
 	if (len == 0) {
-		rb_log(RB_LOG_WARNING,
-		       "checkpoint pointer %.*s/%s: empty; ignored", CKPT_SHOW, dpath, name);
-		goto out;
+		ckpt_pointer_ignored(dpath, name, "empty");
+		return -1;
 	}
 	if (rb_strlcpy(line, buf, linelen) < 0) {
-		rb_log(RB_LOG_WARNING,
-		       "checkpoint pointer %.*s/%s: name too long; ignored",
-		       CKPT_SHOW, dpath, name);
-		goto out;
+		ckpt_pointer_ignored(dpath, name, "name too long");
+		return -1;
 	}
-	rc = 0;
-out:
-	if (fd >= 0)
-		close(fd);
+	return 0;
+}
+
+/*
+ * Read the first line of the regular file <dfd>/<name> into line (size
+ * linelen), trailing whitespace stripped. Returns 0, or -1 (logged) if it
+ * is unreadable, empty, too long or holds a NUL byte.
+ */
+static int ckpt_read_first_line(int dfd, const char *dpath, const char *name,
+				char *line, size_t linelen)
+{
+	char buf[CKPT_POINTER_READ_MAX + 1];
+	size_t len = 0;
+	int fd = ckpt_open_pointer(dfd, dpath, name);
+	int rc;
+
+	if (fd < 0)
+		return -1;
+	rc = ckpt_read_head(fd, dpath, name, buf, &len);
+	if (rc == 0)
+		rc = ckpt_first_line(buf, len, dpath, name, line, linelen);
+	close(fd);
 	return rc;
+}
+
+/*
+ * What the pointer entry <dfd>/<latest> names, into target (size
+ * targetlen): a symlink's target, or a regular file's first line; *lst is
+ * the entry itself (not followed). 0, or -1 (no such entry, or logged).
+ */
+static int ckpt_read_pointer(int dfd, const char *dpath, const char *latest,
+			     struct stat *lst, char *target, size_t targetlen)
+{
+	if (fstatat(dfd, latest, lst, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (errno != ENOENT)
+			ckpt_pointer_ignored(dpath, latest, strerror(errno));
+		return -1;
+	}
+	if (S_ISLNK(lst->st_mode)) {
+		ssize_t n = readlinkat(dfd, latest, target, targetlen - 1);
+
+		if (n < 0 || (size_t)n >= targetlen - 1) {
+			ckpt_pointer_ignored(dpath, latest,
+					     n < 0 ? strerror(errno) :
+						     "target too long");
+			return -1;
+		}
+		target[n] = '\0';
+		return 0;
+	}
+	if (S_ISREG(lst->st_mode))
+		return ckpt_read_first_line(dfd, dpath, latest, target,
+					    targetlen);
+	ckpt_pointer_ignored(dpath, latest,
+			     "neither a symlink nor a regular file");
+	return -1;
+}
+
+/*
+ * Does cand, what the pointer entry (*lst) leads to, name a checkpoint? One
+ * stat, following the user's symlinks: a loop ends in ELOOP. 1 yes, 0 no
+ * (logged).
+ */
+static int ckpt_target_usable(const char *dpath, const char *latest,
+			      const struct stat *lst, const char *cand)
+{
+	struct stat st;
+
+	if (stat(cand, &st) < 0) {
+		rb_log(RB_LOG_INFO,
+		       "checkpoint pointer %.*s/%s: target %s; using the newest match instead",
+		       CKPT_SHOW, dpath, latest, strerror(errno));
+		return 0;
+	}
+	if (!ckpt_usable_type(st.st_mode)) {
+		ckpt_pointer_ignored(dpath, latest,
+				     "target is not a file or directory");
+		return 0;
+	}
+	if (S_ISREG(lst->st_mode) && st.st_dev == lst->st_dev &&
+	    st.st_ino == lst->st_ino) {
+		ckpt_pointer_ignored(dpath, latest, "names itself");
+		return 0;
+	}
+	return 1;
 }
 
 /*
@@ -178,8 +276,7 @@ static int ckpt_follow_pointer(int dfd, const char *dpath, const char *latest,
 			       char *cand, size_t candlen)
 {
 	char target[RB_PATH_MAX];
-	struct stat lst, st;
-	int rc = 0;
+	struct stat lst;
 
 	/* A name in the directory; a relative symlink target or pointer line
 	 * is taken from the directory itself. */
@@ -187,66 +284,17 @@ static int ckpt_follow_pointer(int dfd, const char *dpath, const char *latest,
 		rb_log(RB_LOG_WARNING,
 		       "checkpoint pointer \"%s\": not a plain name; ignored",
 		       latest);
-		goto out;
+		return 0;
 	}
-	if (fstatat(dfd, latest, &lst, AT_SYMLINK_NOFOLLOW) < 0) {
-		if (errno != ENOENT)
-			rb_log(RB_LOG_WARNING,
-			       "checkpoint pointer %.*s/%s: %s; ignored",
-			       CKPT_SHOW, dpath, latest, strerror(errno));
-		goto out;
-	}
-	if (S_ISLNK(lst.st_mode)) {
-		ssize_t n = readlinkat(dfd, latest, target, sizeof(target) - 1);
-
-		if (n < 0 || (size_t)n >= sizeof(target) - 1) {
-			rb_log(RB_LOG_WARNING,
-			       "checkpoint pointer %.*s/%s: %s; ignored",
-			       CKPT_SHOW, dpath, latest,
-			       n < 0 ? strerror(errno) : "target too long");
-			goto out;
-		}
-		target[n] = '\0';
-	} else if (S_ISREG(lst.st_mode)) {
-		if (ckpt_read_first_line(dfd, dpath, latest, target,
-					 sizeof(target)) < 0)
-			goto out;
-	} else {
-		rb_log(RB_LOG_WARNING,
-		       "checkpoint pointer %.*s/%s: neither a symlink nor a regular file; ignored",
-		       CKPT_SHOW, dpath, latest);
-		goto out;
-	}
+	if (ckpt_read_pointer(dfd, dpath, latest, &lst, target,
+			      sizeof(target)) < 0)
+		return 0;
 	if (target[0] == '\0' ||
 	    ckpt_join(cand, candlen, dpath, target) < 0) {
-		rb_log(RB_LOG_WARNING,
-		       "checkpoint pointer %.*s/%s: target empty or too long; ignored",
-		       CKPT_SHOW, dpath, latest);
-		goto out;
+		ckpt_pointer_ignored(dpath, latest, "target empty or too long");
+		return 0;
 	}
-	/* One stat, following the user's symlinks: a loop ends in ELOOP. */
-	if (stat(cand, &st) < 0) {
-		rb_log(RB_LOG_INFO,
-		       "checkpoint pointer %.*s/%s: target %s; using the newest match instead",
-		       CKPT_SHOW, dpath, latest, strerror(errno));
-		goto out;
-	}
-	if (!ckpt_usable_type(st.st_mode)) {
-		rb_log(RB_LOG_WARNING,
-		       "checkpoint pointer %.*s/%s: target is not a file or directory; ignored",
-		       CKPT_SHOW, dpath, latest);
-		goto out;
-	}
-	if (S_ISREG(lst.st_mode) && st.st_dev == lst.st_dev &&
-	    st.st_ino == lst.st_ino) {
-		rb_log(RB_LOG_WARNING,
-		       "checkpoint pointer %.*s/%s: names itself; ignored",
-		       CKPT_SHOW, dpath, latest);
-		goto out;
-	}
-	rc = 1;
-out:
-	return rc;
+	return ckpt_target_usable(dpath, latest, &lst, cand);
 }
 
 static bool ckpt_newer(const struct stat *st, const char *name,

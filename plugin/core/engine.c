@@ -131,13 +131,34 @@ static void charge_attempt(rb_budget *b, const rb_attempt *a,
 	c->restore_failures_after = b->restore_failures;
 }
 
+/* The reason when nothing was charged: a first attempt, a refused one (it
+ * never ran) or an interrupted one that preemptions do not count for. */
+static void describe_uncharged(const rb_budget *b, const rb_charge *c,
+			       const char *m, const char *verdict,
+			       char *reason, size_t len)
+{
+	if (c->attempt < 0)
+		snprintf(reason, len, "first recorded attempt: nothing to charge");
+	else if (c->refused)
+		snprintf(reason, len,
+			 "attempt %lld was refused, never ran: nothing charged (failures %d, max_failures %s)%s",
+			 (long long)c->attempt, b->failures, m, verdict);
+	else
+		snprintf(reason, len,
+			 "attempt %lld was interrupted: nothing charged (failures %d, max_failures %s)%s",
+			 (long long)c->attempt, b->failures, m, verdict);
+}
+
+/* The one-line reason for decision d after charge c, into reason. */
 static void describe(const rb_budget *b, const rb_limits *l,
 		     const rb_charge *c, rb_decision d,
 		     char *reason, size_t len)
 {
 	char m[32];
 	int64_t mplus = (int64_t)l->max_failures + b->granted;
-	const char *verdict = d == RB_DECISION_REFUSE ? ": budget exhausted" : "";
+	bool refused = d == RB_DECISION_REFUSE;
+	const char *verdict = refused ? ": budget exhausted" : "";
+	const char *cmp = refused ? ">" : "<=";
 
 	if (!reason || len == 0)
 		return;
@@ -157,15 +178,14 @@ static void describe(const rb_budget *b, const rb_limits *l,
 		snprintf(reason, len,
 			 "restore %d of %d failed (attempt %lld): failures %d %s max_failures %s%s",
 			 c->restore_failures_before + 1, l->restore_retry_num,
-			 (long long)c->attempt, c->failures_after,
-			 d == RB_DECISION_REFUSE ? ">" : "<=", m, verdict);
+			 (long long)c->attempt, c->failures_after, cmp, m,
+			 verdict);
 		break;
 	case RB_CHARGE_RESTORE_OVER:
 		snprintf(reason, len,
 			 "restore failed after %d free retries (attempt %lld): failures %d %s max_failures %s%s",
 			 l->restore_retry_num, (long long)c->attempt,
-			 c->failures_after,
-			 d == RB_DECISION_REFUSE ? ">" : "<=", m, verdict);
+			 c->failures_after, cmp, m, verdict);
 		break;
 	case RB_CHARGE_FAILURE:
 	case RB_CHARGE_PREEMPTION:
@@ -174,21 +194,11 @@ static void describe(const rb_budget *b, const rb_limits *l,
 			 (long long)c->attempt,
 			 c->kind == RB_CHARGE_FAILURE ? "failed" :
 				 "was preempted (count_preemptions)",
-			 c->failures_after,
-			 d == RB_DECISION_REFUSE ? ">" : "<=", m, verdict);
+			 c->failures_after, cmp, m, verdict);
 		break;
 	case RB_CHARGE_NONE:
 	default:
-		if (c->attempt < 0)
-			snprintf(reason, len, "first recorded attempt: nothing to charge");
-		else if (c->refused)
-			snprintf(reason, len,
-				 "attempt %lld was refused, never ran: nothing charged (failures %d, max_failures %s)%s",
-				 (long long)c->attempt, b->failures, m, verdict);
-		else
-			snprintf(reason, len,
-				 "attempt %lld was interrupted: nothing charged (failures %d, max_failures %s)%s",
-				 (long long)c->attempt, b->failures, m, verdict);
+		describe_uncharged(b, c, m, verdict, reason, len);
 		break;
 	}
 }
