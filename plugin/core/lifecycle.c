@@ -5,8 +5,6 @@
  * cannot be read (corrupt, torn, unknown version) is an error, never a fresh
  * budget: the caller applies on_error.
  */
-/* O_PATH (see legacy_ack_seen) is only declared with _GNU_SOURCE. */
-#define _GNU_SOURCE
 #include "lifecycle.h"
 
 #include "ack.h"
@@ -163,33 +161,6 @@ static int commit(locked_record *lr, const event_line *e, rb_err *err)
 	return rb_ledger_append(lr->job, e->buf, err);
 }
 
-/* --- acknowledgements ---------------------------------------------------------- */
-
-/*
- * Did the job's user leave the acknowledgement of the record's current
- * attempt? Looked for as that user, in their own space (ack.c), with its
- * own deadline: this runs under the job's lock, which other nodes' prologs
- * and epilogs wait for at most RB_LEDGER_LOCK_WAIT_MS (longer than
- * RB_ACK_CHECK_MS). Not being able to tell is not an acknowledgement.
- */
-static bool ack_seen(const rb_record *rec)
-{
-	char path[RB_PATH_MAX + 128];
-	rb_err err;
-	int rc;
-
-	if (rb_ack_path(rec->work_dir, rec->checkpoint_dir, rec->cluster,
-			rec->job_id, rec->budget.cur.attempt, path,
-			sizeof(path)) < 0)
-		return false;
-	rc = rb_ack_seen(path, rec->uid, rec->gid,
-			 rb_deadline_in(RB_ACK_CHECK_MS), &err);
-	if (rc < 0)
-		rb_log(RB_LOG_WARNING, "job %u: %s; the attempt counts as not acknowledged",
-		       rec->job_id, err.msg);
-	return rc == 1;
-}
-
 /* --- events -------------------------------------------------------------------- */
 
 static void fill_job_fields(rb_record *rec, const rb_job_info *job)
@@ -239,40 +210,6 @@ static int reset_reused(locked_record *lr, const rb_job_info *job,
 	return 0;
 }
 
-/*
- * An attempt that started under a plugin from before 2026-12 acknowledged
- * in <state_dir>/<cluster>/ack/<job_id>/attempt-<n> (a directory owned by
- * the job's user). Still read, never written, until gc removes that tree
- * (docs/security.md, "Upgrades"): each step O_NOFOLLOW from the one
- * before, the tree root's, the job's directory the job user's, and the
- * entry only fstatat'd, never opened.
- */
-static bool legacy_ack_seen(const rb_config *cfg, const rb_record *rec)
-{
-	const int dflags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
-	int fd[4] = { -1, -1, -1, -1 };
-	char name[48];
-	struct stat st;
-	bool seen = false;
-
-	snprintf(name, sizeof(name), "%u", rec->job_id);
-	fd[0] = open(cfg->state_dir, dflags);
-	fd[1] = fd[0] < 0 ? -1 : openat(fd[0], rec->cluster, dflags);
-	fd[2] = fd[1] < 0 ? -1 : openat(fd[1], "ack", dflags);
-	if (fd[2] < 0 || fstat(fd[2], &st) < 0 || !rb_root_trusted(&st))
-		goto out;
-	fd[3] = openat(fd[2], name, dflags);
-	if (fd[3] < 0 || fstat(fd[3], &st) < 0 || st.st_uid != rec->uid)
-		goto out;
-	snprintf(name, sizeof(name), "attempt-%" PRId64, rec->budget.cur.attempt);
-	seen = fstatat(fd[3], name, &st, AT_SYMLINK_NOFOLLOW) == 0;
-out:
-	for (int i = 0; i < 4; i++)
-		if (fd[i] >= 0)
-			close(fd[i]);
-	return seen;
-}
-
 /* The job's acknowledgement of a restoring attempt counts when its epilog
  * records the end, and at the next prolog if no epilog ever ran (the node
  * died): an attempt whose end is on record was already looked at. */
@@ -284,7 +221,7 @@ static void confirm_by_ack(const rb_config *cfg, locked_record *lr,
 	if (cur->attempt < 0 || cur->phase != RB_PHASE_RESTORING ||
 	    cur->confirmed != RB_CONFIRM_NONE || cur->end != RB_END_NONE)
 		return;
-	if ((ack_seen(&lr->rec) || legacy_ack_seen(cfg, &lr->rec)) &&
+	if (rb_ack_confirms(cfg->state_dir, &lr->rec) &&
 	    rb_engine_confirm(&lr->rec.budget, cur->attempt, RB_CONFIRM_ACK))
 		ev_raw(e, "confirmed_previous", "ack");
 }
