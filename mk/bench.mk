@@ -27,10 +27,19 @@ BENCH_E2E_RUNS        ?= 30
 BENCH_OUT             ?= $(BUILD)/bench
 
 BENCH_BIN := $(BUILD)/bench/bench_events
+STORM_BIN := $(BUILD)/bench/bench_storm
+# bench_storm counts the core's ledger calls by wrapping them at link time.
+STORM_WRAP := -Wl,--wrap=fcntl,--wrap=openat,--wrap=__openat_2 \
+              -Wl,--wrap=renameat,--wrap=write,--wrap=close
 
 $(BENCH_BIN): tests/bench/bench_events.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) $(LDFLAGS_ALL) $(LIBS_CORE)
+
+$(STORM_BIN): tests/bench/bench_storm.c $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) $(LDFLAGS_ALL) $(STORM_WRAP) \
+		$(LIBS_CORE)
 
 .PHONY: bench bench-events bench-e2e
 bench: $(BENCH_BIN) $(CLI) $(PLUGIN)
