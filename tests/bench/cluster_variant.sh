@@ -2,6 +2,10 @@
 # tests/bench/cluster_variant.sh - what e2e.sh and throughput.sh share, sourced
 # after tests/integration/lib.sh.
 #
+#   bench_cluster_parent OUT        set RB_CLUSTER_PARENT (where rb_cluster_up
+#                                   makes the cluster's dir): BENCH_CLUSTER_PARENT,
+#                                   else OUT/cluster (under build/, not a shared
+#                                   path) if the job user can reach it, else /tmp
 #   bench_private_plugin OUT NAME   copy the plugin (BENCH_PLUGIN, default
 #                                   build/restore_budget.so) to OUT/NAME and
 #                                   point RB_PLUGIN_SO at it: a rebuild during
@@ -13,6 +17,18 @@
 #                                   batch step, epilog) and the clients (sbatch,
 #                                   srun) read it afresh for every job, so both
 #                                   variants share the same daemons and node.
+
+bench_cluster_parent() {
+    local p=${BENCH_CLUSTER_PARENT:-$1/cluster}
+    mkdir -p "$p" && chmod 755 "$p" || return 1
+    # shellcheck source=../../contrib/cluster/cluster.sh
+    if [[ -z ${BENCH_CLUSTER_PARENT:-} ]] && ! (. "$RB_CLUSTER_SH" && rbc_reachable "$p"); then
+        rb_log "bench: $p is not reachable by $RB_USER; the cluster goes under /tmp"
+        p=/tmp
+    fi
+    RB_CLUSTER_PARENT=$p
+    export RB_CLUSTER_PARENT
+}
 
 bench_private_plugin() {
     local out=$1 name=$2 src=${BENCH_PLUGIN:-$RB_ROOT/build/restore_budget.so}

@@ -27,12 +27,10 @@ mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 
 RB_CLUSTER_NAME=rbbench
-# the cluster's dir: under build/, not a shared path
-RB_CLUSTER_PARENT=${BENCH_CLUSTER_PARENT:-$OUT/cluster}
-mkdir -p "$RB_CLUSTER_PARENT" && chmod 755 "$RB_CLUSTER_PARENT" || exit 1
-export RB_CLUSTER_NAME RB_CLUSTER_PARENT
+export RB_CLUSTER_NAME
 . "$here/../integration/lib.sh"
 . "$here/cluster_variant.sh"
+bench_cluster_parent "$OUT" || exit 1
 
 bench_private_plugin "$OUT" e2e-restore_budget.so || exit 1
 

@@ -4,7 +4,7 @@
 #
 # One cluster (tests/integration/lib.sh rb_cluster_up: the plugin with its
 # own config and state_dir; cluster name rbbench; its dir under
-# BENCH_CLUSTER_PARENT, default $BENCH_OUT/cluster, i.e. build/bench/cluster).
+# $BENCH_OUT/cluster, i.e. build/bench/cluster: cluster_variant.sh).
 # plugstack.conf is switched between the two variants (cluster_variant.sh)
 # between batches, once the previous batch has left the controller's queue.
 #
@@ -29,12 +29,11 @@ ROUNDS=${THROUGHPUT_ROUNDS:-6}
 OUT=${BENCH_OUT:-$here/../../build/bench}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-RB_CLUSTER_PARENT=${BENCH_CLUSTER_PARENT:-$OUT/cluster}
-mkdir -p "$RB_CLUSTER_PARENT" && chmod 755 "$RB_CLUSTER_PARENT" || exit 1
 RB_CLUSTER_NAME=rbbench
-export RB_CLUSTER_NAME RB_CLUSTER_PARENT
+export RB_CLUSTER_NAME
 . "$here/../integration/lib.sh"
 . "$here/cluster_variant.sh"
+bench_cluster_parent "$OUT" || exit 1
 
 ((ROUNDS >= 1 && JOBS >= ROUNDS)) || { echo "throughput: need THROUGHPUT_JOBS >= THROUGHPUT_ROUNDS >= 1" >&2; exit 2; }
 PER=$((JOBS / ROUNDS))
@@ -48,7 +47,7 @@ bench_variant_init
 # submit VARIANT K - K jobs as the user; prints "T0 id id ..." (T0 = the
 # first sbatch's start, $EPOCHREALTIME).
 submit() {
-    local var=$1 k=$2 n out t0="" ids=()
+    local var=$1 k=$2 n out t0="" ids=() more
     while ((k > 0)); do
         n=$((k < CHUNK ? k : CHUNK))
         out=$(as_user bash -c 'echo "$EPOCHREALTIME"
@@ -56,7 +55,8 @@ submit() {
                 sbatch --parsable --requeue -N1 -n1 -o /dev/null -J "tp-$2" --wrap true || exit 1
             done' _ "$n" "$var") || { echo "throughput: sbatch failed ($var)" >&2; return 1; }
         [[ -z $t0 ]] && t0=$(head -n 1 <<<"$out")
-        ids+=($(tail -n +2 <<<"$out" | cut -d';' -f1))
+        read -r -a more <<<"$(tail -n +2 <<<"$out" | cut -d';' -f1 | tr '\n' ' ')"
+        ids+=("${more[@]}")
         k=$((k - n))
     done
     echo "$t0 ${ids[*]}"
