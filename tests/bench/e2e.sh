@@ -29,23 +29,16 @@ OUT=$(cd "$OUT" && pwd)
 RB_CLUSTER_NAME=rbbench
 export RB_CLUSTER_NAME
 . "$here/../integration/lib.sh"
+. "$here/cluster_variant.sh"
+bench_cluster_parent "$OUT" || exit 1
 
-# A private copy: a rebuild during the run cannot change the plugin.
-src=${BENCH_PLUGIN:-$RB_ROOT/build/restore_budget.so}
-[[ $src == /* ]] || src=$RB_ROOT/$src
-RB_PLUGIN_SO=$OUT/e2e-restore_budget.so
-cp -f "$src" "$RB_PLUGIN_SO" && chmod 755 "$RB_PLUGIN_SO" || exit 1
+bench_private_plugin "$OUT" e2e-restore_budget.so || exit 1
 
 RB_TEST_NAME=bench-e2e
 rb_cluster_up 'max_failures = 2; restore_retry_num = 3; restore_timeout = 300;' || exit 1
 
-PS=$RB_CLUSTER_DIR/plugstack.conf
-PLUG_LINE=$(cat "$PS")
-set_variant() { # without | with
-    local tmp=$PS.tmp
-    if [[ $1 == with ]]; then printf '%s\n' "$PLUG_LINE" >"$tmp"; else : >"$tmp"; fi
-    chmod 644 "$tmp" && mv -f "$tmp" "$PS"
-}
+bench_variant_init
+set_variant() { bench_set_variant "$1"; }
 
 declare -A V=()   # V[metric.variant] = "v1 v2 ..." (ms)
 

@@ -56,6 +56,21 @@ FILENAME == ARGV[1] { notes[++nnotes] = $0; next }
 		else if (w[2] == "load") E_load = F["loadavg"] " (slurmctld processes on the machine: " F["other_slurmctlds"] ")"
 		else if (F["metric"] != "") { for (f in F) E[F["metric"], F["variant"], f] = F[f]; have_e2e = 1 }
 	}
+	else if (t == "storm_method") { if (F["mode"] != "noop") { storm_how = F["counting"]; storm_cfg = F["config"] } }
+	else if (t == "storm") {
+		key = F["label"] SUBSEP F["nodes"]
+		if (!(key in ST_seen)) { ST_seen[key] = 1; nst++; ST_key[nst] = key }
+		for (f in F) ST[key, f] = F[f]
+	}
+	else if (t == "throughput") {
+		split($0, w, " ")
+		if (w[2] == "ratio") { TP_ratio = F["ratio"]; TP_rmed = F["round_ratio_med"]; TP_rounds = F["rounds"]; TP_per = F["per_batch"] }
+		else if (w[2] == "total") { for (f in F) TP[F["variant"], f] = F[f]; have_tp = 1 }
+		else if (w[2] == "check") TP_check = $0
+		else if (w[2] == "failures") TP_fail = F["count"]
+		else if (w[2] == "load") TP_load = F["loadavg"] " (slurmctld processes on the machine: " F["other_slurmctlds"] ")"
+		else if (F["round"] != "") { TPR[F["round"], F["variant"]] = F["makespan_s"]; TPC[F["round"], F["variant"]] = F["completed"] "/" F["jobs"]; if (F["round"] > tp_nr) tp_nr = F["round"] }
+	}
 	else if (t == "loadavg_start") { la0 = substr($0, 15) }
 	else if (t == "loadavg_end") { la1 = substr($0, 13) }
 	else if (t == "elapsed_s") { elapsed = $2 }
@@ -105,6 +120,17 @@ END {
 	print "  (tests/integration/lib.sh `rb_cluster_up`), `plugstack.conf` switched between"
 	print "  empty and the plugin line before each run (slurmstepd and the clients read it"
 	print "  afresh), ABBA order. Times from bash `$EPOCHREALTIME` as the job user."
+	print "- **Prolog storm** (`tests/bench/bench_storm.c`): N pre-forked workers wait on a"
+	print "  barrier (a pipe: all blocked in read() until the parent closes it), then each"
+	print "  runs one node's prolog work for the same job (`--mode ledger`: today's"
+	print "  `rb_lifecycle_start`; config " (storm_cfg != "" ? storm_cfg : "loaded once before the fork") ")."
+	print "  Span = first worker's start to last worker's end (`CLOCK_MONOTONIC`, only that"
+	print "  work); a fresh job per repetition. Ledger operations counted in-process by"
+	print "  " (storm_how != "" ? storm_how : "link-time wrappers") " (no strace)."
+	print "- **Throughput** (`tests/bench/throughput.sh`): the private cluster, short jobs"
+	print "  (`sbatch --requeue -N1 -n1 --wrap true`) in batches alternating with/without"
+	print "  the plugin (ABBA); a batch's makespan = its first sbatch to squeue empty"
+	print "  (polled every 50 ms: every job ran, its epilog ended, it left COMPLETING)."
 	print ""
 
 	if (nnotes > 0) {
@@ -113,6 +139,7 @@ END {
 		print ""
 	}
 
+	if (nfs > 0) {
 	print "## 1. Cost per event"
 	print ""
 	print "| fs | records | event | n | wall median µs | wall p99 µs | CPU median µs | CPU p99 µs | config load CPU µs | floor wall µs | event / floor | floor+log wall µs | event / floor+log |"
@@ -169,6 +196,7 @@ END {
 	print "stages (other work on the machine): compare each row's event time with its own"
 	print "floor column; tmpfs (no I/O) is the clean test of whether the lookup cost grows."
 	print ""
+	}
 
 	if (ncli > 0) {
 		print "### The CLI over many records"
@@ -215,9 +243,10 @@ END {
 		print "Checks:"
 		for (c in E_checks) print "- `" E_checks[c] "`"
 		print ""
-	} else print "Skipped (BENCH_E2E_RUNS=0) or failed: see build/bench/e2e.log."
+	} else print "Not run (BENCH_PARTS, BENCH_E2E_RUNS=0) or failed: see build/bench/e2e.log."
 	print ""
 
+	if (nrss > 0 || have_vg) {
 	print "## 4. Memory"
 	print ""
 	if (nrss > 0) {
@@ -231,6 +260,10 @@ END {
 	if (have_vg)
 		printf "valgrind --leak-check=full, %s events: %s errors; definitely lost: %s; in use at exit: %s; leak records: %s (log: build/bench/valgrind.log).\n\n",
 			VG["events"], VG["errors"], (VG["definitely_lost"] == "" ? "none reported" : VG["definitely_lost"]), VG["in_use_at_exit"], VG["leaks_found"]
+	}
+
+	storm_section()
+	throughput_section()
 
 	print "## Targets"
 	print ""
@@ -248,6 +281,10 @@ END {
 			R[lab, "all", "wall_med_us"], R[lab, "floor", "wall_med_us"], r,
 			R[lab, "all", "wall_med_us"] / R[lab, "floor+log", "wall_med_us"], yes(r <= 2)
 	}
+	storm_targets()
+	if (have_tp)
+		printf "| makespan(with) / makespan(without) ≤ 1.02 | %s (%s jobs per variant, %s rounds; median of the rounds' ratios %s) | %s |\n",
+			TP_ratio, TP["with", "jobs"], TP_rounds, TP_rmed, yes(TP_ratio + 0 > 0 && TP_ratio + 0 <= 1.02)
 	for (i = 1; i <= nfs; i++) {
 		fs = fss[i]; k0 = sizes_first(fs); k1 = last[fs]
 		if (k1 == "" || k1 == k0) continue
@@ -271,3 +308,73 @@ END {
 	print ""
 }
 function sizes_first(fs,    a) { split(sizes[fs], a, " "); return a[1] }
+
+function storm_section(    i, k) {
+	if (nst == 0) return
+	print "## 5. Prolog storm: one job's prolog on N nodes at once"
+	print ""
+	print "| fs | mode | N | span median ms | span min ms | span max ms | release skew ms | work median ms | slowest worker ms | locks | lock busy retries | record reads | record writes | event appends | ledger ops per job | ops per node | failed |"
+	print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+	for (i = 1; i <= nst; i++) {
+		k = ST_key[i]
+		printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			ST[k, "label"], ST[k, "mode"], ST[k, "nodes"], ST[k, "span_med_ms"], ST[k, "span_min_ms"], ST[k, "span_max_ms"],
+			ST[k, "release_skew_med_ms"], ST[k, "work_med_ms"], ST[k, "work_max_med_ms"], ST[k, "locks"],
+			ST[k, "lock_busy"], ST[k, "rec_reads"], ST[k, "rec_writes"], ST[k, "log_appends"],
+			ST[k, "ops_per_job"], ST[k, "ops_per_node"], ST[k, "failed"]
+	}
+	print ""
+	print "Medians over " ST[ST_key[1], "reps"] " repetitions (ledger counts: their mean). span = first worker's start to"
+	print "the last one's end; release skew = first start to last start (how long waking N"
+	print "processes on " nproc " CPUs takes: part of the span); work = one worker's own time."
+	print "ledger ops = locks + record reads (lookups of `<id>.rec`, found or not) + record"
+	print "writes (renames onto it) + event appends; lock busy retries are tries that found"
+	print "the lock held (each followed by a sleep of 1-50 ms). Mode *noop* does no work:"
+	print "its span is the harness's floor here (N processes woken on " nproc " CPUs; on a real"
+	print "cluster each node has its own), to subtract from the other rows' spans."
+	print ""
+}
+
+function throughput_section(    r, a, b) {
+	if (!have_tp) return
+	print "## 6. Throughput: short jobs with the plugin vs without"
+	print ""
+	print "| variant | jobs | makespan s | jobs per s |"
+	print "|---|---|---|---|"
+	printf "| without | %s | %s | %s |\n", TP["without", "jobs"], TP["without", "makespan_s"], TP["without", "jobs_per_s"]
+	printf "| with | %s | %s | %s |\n", TP["with", "jobs"], TP["with", "makespan_s"], TP["with", "jobs_per_s"]
+	printf "| **ratio with / without** | | **%s** | |\n", TP_ratio
+	print ""
+	print "| round | without s | with s | with / without | completed (without, with) |"
+	print "|---|---|---|---|---|"
+	for (r = 1; r <= tp_nr; r++) {
+		a = TPR[r, "without"]; b = TPR[r, "with"]
+		printf "| %d | %s | %s | %s | %s, %s |\n", r, a, b, ratio(b, a), TPC[r, "without"], TPC[r, "with"]
+	}
+	print ""
+	print "Each round runs " TP_per " jobs per variant (order alternating: without first in odd rounds)."
+	print "Median of the rounds' ratios: " TP_rmed ". Failed batches: " (TP_fail == "" ? "?" : TP_fail) ". Load at the end: " TP_load "."
+	print "Check: `" TP_check "`"
+	print ""
+}
+
+# The storm's targets, per filesystem: the largest N's span ≤ 5 ms; ledger
+# operations per job the same at the largest N as at the smallest.
+function storm_targets(    i, k, lab, n, lo, hi, klo, khi, fl) {
+	for (i = 1; i <= nst; i++) {
+		k = ST_key[i]; lab = ST[k, "label"]; n = ST[k, "nodes"] + 0
+		if (!(lab in lo) || n < lo[lab]) { lo[lab] = n; klo[lab] = k }
+		if (!(lab in hi) || n > hi[lab]) { hi[lab] = n; khi[lab] = k }
+	}
+	for (lab in hi) {
+		if (lab == "noop") continue
+		fl = ("noop" SUBSEP hi[lab]) in ST_seen ? ST["noop", hi[lab], "span_med_ms"] : ""
+		printf "| last node of a %d-node job within 5 ms of the first (%s) | span median %s ms (min %s, max %s)%s | %s |\n",
+			hi[lab], lab, ST[khi[lab], "span_med_ms"], ST[khi[lab], "span_min_ms"], ST[khi[lab], "span_max_ms"],
+			(fl != "" ? sprintf("; harness floor (noop) %s ms, span above it %.2f ms", fl, ST[khi[lab], "span_med_ms"] - fl) : ""),
+			yes(ST[khi[lab], "span_med_ms"] + 0 <= 5)
+		printf "| ledger ops per attempt independent of N (%s) | %s at N=%d, %s at N=%d | %s |\n", lab,
+			ST[klo[lab], "ops_per_job"], lo[lab], ST[khi[lab], "ops_per_job"], hi[lab],
+			yes(ST[khi[lab], "ops_per_job"] + 0 <= ST[klo[lab], "ops_per_job"] + 0)
+	}
+}

@@ -6,6 +6,13 @@
 #                 `restore-budget list` and `gc --dry-run` over BENCH_CLI_RECORDS
 # 3. end to end   tests/bench/e2e.sh on a private cluster (BENCH_E2E_RUNS=0 skips)
 # 4. memory       RSS over BENCH_RSS_EVENTS events; valgrind --leak-check=full
+# 5. storm        bench_storm: N = BENCH_STORM_NODES workers run one job's
+#                 prolog at once (tmpfs and disk, as BENCH_FS)
+# 6. throughput   tests/bench/throughput.sh: THROUGHPUT_JOBS short jobs per
+#                 variant on a private cluster, with the plugin vs without
+#
+# BENCH_PARTS picks the parts: any of "events memory e2e storm throughput"
+# (default all; "events" is 1 and 2).
 #
 # Writes $BENCH_OUT/results.md (the report), $BENCH_OUT/raw.txt (every
 # key=value line) and logs beside them. Needs root (the ledger must be
@@ -17,6 +24,7 @@ root=$(cd "$here/../.." && pwd)
 cd "$root" || exit 1
 
 BIN=${BENCH_BIN:-build/bench/bench_events}
+STORM_BIN=${BENCH_STORM_BIN:-build/bench/bench_storm}
 CLI=${BENCH_CLI:-build/restore-budget}
 OUT=${BENCH_OUT:-build/bench}
 TMPFS_MAXREC=0
@@ -29,10 +37,18 @@ RSS_EVENTS=${BENCH_RSS_EVENTS:-100000}
 VG_EVENTS=${BENCH_VALGRIND_EVENTS:-300}
 CLI_RECORDS=${BENCH_CLI_RECORDS:-100000}
 E2E_RUNS=${BENCH_E2E_RUNS:-30}
+PARTS=${BENCH_PARTS:-events memory e2e storm throughput}
+STORM_NODES=${BENCH_STORM_NODES:-1 16 64 256 1024}
+STORM_REPS=${BENCH_STORM_REPS:-5}
+TP_JOBS=${THROUGHPUT_JOBS:-300}
+TP_ROUNDS=${THROUGHPUT_ROUNDS:-6}
 CLUSTER=bench
+# part NAME - 0 if BENCH_PARTS asks for it
+part() { [[ " $PARTS " == *" $1 "* ]]; }
 
 [[ $(id -u) == 0 ]] || { echo "bench: needs root (the ledger must be root-owned)" >&2; exit 1; }
 [[ -x $BIN && -x $CLI ]] || { echo "bench: build first: make $BIN $CLI" >&2; exit 1; }
+part storm && { [[ -x $STORM_BIN ]] || { echo "bench: build first: make $STORM_BIN" >&2; exit 1; }; }
 
 mkdir -p "$OUT"
 RAW=$OUT/raw.txt
@@ -137,7 +153,9 @@ run_cli() { # FS K BASE
     rm -f "$OUT/cli-time.tmp"
 }
 
-for fs in $FSLIST; do
+EVENT_FS=$FSLIST
+part events || EVENT_FS=""
+for fs in $EVENT_FS; do
     fs_dir "$fs" || { note "$fs: no place to run"; continue; }
     base=$BASE
     [[ $fs == tmpfs ]] && lim=$TMPFS_MAXREC || lim=$DISK_MAXREC
@@ -168,34 +186,76 @@ for fs in $FSLIST; do
 done
 
 # ---- 4: memory -------------------------------------------------------------------
-mem=$(mktemp -d /dev/shm/rb-bench-mem.XXXXXX) && dirs+=("$mem") && chmod 755 "$mem" && mkdir -m 755 "$mem/state" &&
-    "$BIN" config --state "$mem/state" --out "$mem/rb.conf"
-log "memory: $RSS_EVENTS events, RSS every 10000"
-"$BIN" run --state "$mem/state" --config "$mem/rb.conf" --cluster $CLUSTER --events "$RSS_EVENTS" \
-    --warmup 9 --rss-every 10000 --no-floor --label rss >"$OUT/rss.log" 2>&1 || note "rss run failed"
-grep '^rss ' "$OUT/rss.log" >>"$RAW"
-rm -rf "$mem/state"; mkdir -m 755 "$mem/state"
-if command -v valgrind >/dev/null; then
-    log "memory: valgrind --leak-check=full over $VG_EVENTS events"
-    valgrind --leak-check=full --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible \
-        --log-file="$OUT/valgrind.log" "$BIN" run --state "$mem/state" --config "$mem/rb.conf" --cluster $CLUSTER \
-        --events "$VG_EVENTS" --warmup 9 --no-floor --label valgrind >/dev/null 2>&1
-    raw "valgrind events=$VG_EVENTS $(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) errors.*/errors=\1/p' "$OUT/valgrind.log" | tail -n 1) definitely_lost=\"$(sed -n 's/.*definitely lost: //p' "$OUT/valgrind.log" | tail -n 1)\" in_use_at_exit=\"$(sed -n 's/.*in use at exit: //p' "$OUT/valgrind.log" | tail -n 1)\" leaks_found=$(grep -c 'are definitely lost\|are indirectly lost\|are possibly lost' "$OUT/valgrind.log")"
+if part memory; then
+    mem=$(mktemp -d /dev/shm/rb-bench-mem.XXXXXX) && dirs+=("$mem") && chmod 755 "$mem" && mkdir -m 755 "$mem/state" &&
+        "$BIN" config --state "$mem/state" --out "$mem/rb.conf"
+    log "memory: $RSS_EVENTS events, RSS every 10000"
+    "$BIN" run --state "$mem/state" --config "$mem/rb.conf" --cluster $CLUSTER --events "$RSS_EVENTS" \
+        --warmup 9 --rss-every 10000 --no-floor --label rss >"$OUT/rss.log" 2>&1 || note "rss run failed"
+    grep '^rss ' "$OUT/rss.log" >>"$RAW"
+    rm -rf "$mem/state"; mkdir -m 755 "$mem/state"
+    if command -v valgrind >/dev/null; then
+        log "memory: valgrind --leak-check=full over $VG_EVENTS events"
+        valgrind --leak-check=full --show-leak-kinds=definite,indirect,possible --errors-for-leak-kinds=definite,indirect,possible \
+            --log-file="$OUT/valgrind.log" "$BIN" run --state "$mem/state" --config "$mem/rb.conf" --cluster $CLUSTER \
+            --events "$VG_EVENTS" --warmup 9 --no-floor --label valgrind >/dev/null 2>&1
+        raw "valgrind events=$VG_EVENTS $(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) errors.*/errors=\1/p' "$OUT/valgrind.log" | tail -n 1) definitely_lost=\"$(sed -n 's/.*definitely lost: //p' "$OUT/valgrind.log" | tail -n 1)\" in_use_at_exit=\"$(sed -n 's/.*in use at exit: //p' "$OUT/valgrind.log" | tail -n 1)\" leaks_found=$(grep -c 'are definitely lost\|are indirectly lost\|are possibly lost' "$OUT/valgrind.log")"
+    fi
 fi
 
 # ---- 3: end to end ---------------------------------------------------------------
-if ((E2E_RUNS > 0)); then
+if part e2e && ((E2E_RUNS > 0)); then
     log "end to end: $E2E_RUNS runs per variant (tests/bench/e2e.sh)"
     BENCH_E2E_RUNS=$E2E_RUNS BENCH_OUT=$OUT BENCH_PLUGIN=${BENCH_PLUGIN:-build/restore_budget.so} \
         "$here/e2e.sh" >"$OUT/e2e.log" 2>&1 || note "e2e.sh failed (see $OUT/e2e.log)"
     grep -E '^e2e ' "$OUT/e2e.log" >>"$RAW"
 fi
 
+# ---- 5: the prolog storm ---------------------------------------------------------
+# One state_dir per filesystem: tmpfs (/dev/shm, no I/O: the locking alone)
+# and disk (BENCH_DISK_DIR, fsync included).
+storm_dir() { # FS -> a fresh dir
+    case $1 in
+    tmpfs) mktemp -d /dev/shm/rb-storm.XXXXXX ;;
+    disk) mktemp -d "$DISK_DIR/rb-storm.XXXXXX" ;;
+    *) return 1 ;;
+    esac
+}
+if part storm; then
+    for fs in $FSLIST; do
+        sd=$(storm_dir "$fs") || { note "storm: no place on $fs"; continue; }
+        dirs+=("$sd")
+        chmod 755 "$sd" && mkdir -m 755 "$sd/state" && "$BIN" config --state "$sd/state" --out "$sd/rb.conf"
+        # the harness's own floor (no work), once: waking N processes on
+        # this machine's few CPUs is part of every span
+        modes=(ledger)
+        [[ -z ${storm_floor_done:-} ]] && modes=(noop ledger) && storm_floor_done=1
+        for mode in "${modes[@]}"; do
+            label=$fs
+            [[ $mode == noop ]] && label=noop
+            log "storm ($label, $mode): N = $STORM_NODES, $STORM_REPS repetitions each"
+            "$STORM_BIN" --state "$sd/state" --config "$sd/rb.conf" --mode "$mode" --nodes "$STORM_NODES" \
+                --reps "$STORM_REPS" --label "$label" >"$OUT/storm-$label.log" 2>&1 ||
+                note "storm ($label): a worker or a step failed: $(grep -v '^storm' "$OUT/storm-$label.log" | tail -n 1)"
+            grep -E '^storm' "$OUT/storm-$label.log" >>"$RAW"
+        done
+        rm -rf --one-file-system "$sd"
+    done
+fi
+
+# ---- 6: throughput ------------------------------------------------------------------
+if part throughput && ((TP_JOBS > 0)); then
+    log "throughput: $TP_JOBS jobs per variant in $TP_ROUNDS rounds (tests/bench/throughput.sh)"
+    THROUGHPUT_JOBS=$TP_JOBS THROUGHPUT_ROUNDS=$TP_ROUNDS BENCH_OUT=$OUT BENCH_PLUGIN=${BENCH_PLUGIN:-build/restore_budget.so} \
+        "$here/throughput.sh" >"$OUT/throughput.log" 2>&1 || note "throughput.sh failed (see $OUT/throughput.log)"
+    grep -E '^throughput ' "$OUT/throughput.log" >>"$RAW"
+fi
+
 raw "loadavg_end $(cut -d' ' -f1-3 /proc/loadavg)"
 raw "elapsed_s $(($(date +%s) - t_start))"
 
 # ---- report ------------------------------------------------------------------------
-rerun="make bench BENCH_EVENTS=\"$EVENTS\" BENCH_RECORDS=\"$RECORDS\" BENCH_FS=\"$FSLIST\" BENCH_E2E_RUNS=$E2E_RUNS BENCH_RSS_EVENTS=$RSS_EVENTS"
+rerun="make bench BENCH_PARTS=\"$PARTS\" BENCH_EVENTS=\"$EVENTS\" BENCH_RECORDS=\"$RECORDS\" BENCH_FS=\"$FSLIST\" BENCH_E2E_RUNS=$E2E_RUNS BENCH_RSS_EVENTS=$RSS_EVENTS BENCH_STORM_NODES=\"$STORM_NODES\" BENCH_STORM_REPS=$STORM_REPS THROUGHPUT_JOBS=$TP_JOBS THROUGHPUT_ROUNDS=$TP_ROUNDS"
 SIZES_STR="${SIZES[*]}" RERUN=$rerun awk -f "$here/report.awk" "$NOTES" "$RAW" >"$OUT/results.md"
 log "wrote $OUT/results.md"
 cat "$OUT/results.md"

@@ -123,12 +123,13 @@ _rb_on_exit() {
     exit "$rc"
 }
 
-# cluster_up - start a private cluster in a fresh dir under /tmp with the
-# plugstack line $RB_PLUGSTACK_LINE (or none).  Exports SLURM_CONF,
-# RB_CLUSTER_DIR and RB_WORKDIR (a job dir owned by $RB_USER).
+# cluster_up - start a private cluster in a fresh dir under /tmp (or under
+# $RB_CLUSTER_PARENT, as rb_cluster_up) with the plugstack line
+# $RB_PLUGSTACK_LINE (or none).  Exports SLURM_CONF, RB_CLUSTER_DIR and
+# RB_WORKDIR (a job dir owned by $RB_USER).
 cluster_up() {
     [[ $(id -u) == 0 ]] || { echo "integration tests need root" >&2; return 1; }
-    RB_CLUSTER_DIR=$(mktemp -d /tmp/rbcluster.XXXXXX) || return 1
+    RB_CLUSTER_DIR=$(mktemp -d "${RB_CLUSTER_PARENT:-/tmp}/rbcluster.XXXXXX") || return 1
     chmod 755 "$RB_CLUSTER_DIR"
     export RB_CLUSTER_DIR
     trap _rb_on_exit EXIT
@@ -316,7 +317,7 @@ rb_write_config() {
 rb_cluster_up() {
     [[ $(id -u) == 0 ]] || { echo "integration tests need root" >&2; return 1; }
     [[ -r $RB_PLUGIN_SO ]] || { echo "no plugin at $RB_PLUGIN_SO (make build/restore_budget.so)" >&2; return 1; }
-    RB_CLUSTER_DIR=$(mktemp -d /tmp/rbcluster.XXXXXX) || return 1
+    RB_CLUSTER_DIR=$(mktemp -d "${RB_CLUSTER_PARENT:-/tmp}/rbcluster.XXXXXX") || return 1
     chmod 755 "$RB_CLUSTER_DIR"
     export RB_CLUSTER_DIR
     [[ -n ${RB_CLUSTER_REGISTRY:-} ]] && printf '%s\n' "$RB_CLUSTER_DIR" >>"$RB_CLUSTER_REGISTRY"

@@ -1,0 +1,49 @@
+# shellcheck shell=bash
+# tests/bench/cluster_variant.sh - what e2e.sh and throughput.sh share, sourced
+# after tests/integration/lib.sh.
+#
+#   bench_cluster_parent OUT        set RB_CLUSTER_PARENT (where rb_cluster_up
+#                                   makes the cluster's dir): BENCH_CLUSTER_PARENT,
+#                                   else OUT/cluster (under build/, not a shared
+#                                   path) if the job user can reach it, else /tmp
+#   bench_private_plugin OUT NAME   copy the plugin (BENCH_PLUGIN, default
+#                                   build/restore_budget.so) to OUT/NAME and
+#                                   point RB_PLUGIN_SO at it: a rebuild during
+#                                   the run cannot change the plugin
+#   bench_variant_init              remember the plugstack line rb_cluster_up
+#                                   wrote (call right after it)
+#   bench_set_variant with|without  rewrite plugstack.conf atomically: the
+#                                   plugin line, or empty. slurmstepd (prolog,
+#                                   batch step, epilog) and the clients (sbatch,
+#                                   srun) read it afresh for every job, so both
+#                                   variants share the same daemons and node.
+
+bench_cluster_parent() {
+    local p=${BENCH_CLUSTER_PARENT:-$1/cluster}
+    mkdir -p "$p" && chmod 755 "$p" || return 1
+    # shellcheck source=../../contrib/cluster/cluster.sh
+    if [[ -z ${BENCH_CLUSTER_PARENT:-} ]] && ! (. "$RB_CLUSTER_SH" && rbc_reachable "$p"); then
+        rb_log "bench: $p is not reachable by $RB_USER; the cluster goes under /tmp"
+        p=/tmp
+    fi
+    RB_CLUSTER_PARENT=$p
+    export RB_CLUSTER_PARENT
+}
+
+bench_private_plugin() {
+    local out=$1 name=$2 src=${BENCH_PLUGIN:-$RB_ROOT/build/restore_budget.so}
+    [[ $src == /* ]] || src=$RB_ROOT/$src
+    RB_PLUGIN_SO=$out/$name
+    cp -f "$src" "$RB_PLUGIN_SO" && chmod 755 "$RB_PLUGIN_SO"
+}
+
+bench_variant_init() {
+    BENCH_PS=$RB_CLUSTER_DIR/plugstack.conf
+    BENCH_PLUG_LINE=$(cat "$BENCH_PS")
+}
+
+bench_set_variant() {
+    local tmp=$BENCH_PS.tmp
+    if [[ $1 == with ]]; then printf '%s\n' "$BENCH_PLUG_LINE" >"$tmp"; else : >"$tmp"; fi
+    chmod 644 "$tmp" && mv -f "$tmp" "$BENCH_PS"
+}

@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# tests/bench/throughput.sh - makespan of many short jobs, with the plugin
+# and without, on a private cluster.
+#
+# One cluster (tests/integration/lib.sh rb_cluster_up: the plugin with its
+# own config and state_dir; cluster name rbbench; its dir under
+# $BENCH_OUT/cluster, i.e. build/bench/cluster: cluster_variant.sh).
+# plugstack.conf is switched between the two variants (cluster_variant.sh)
+# between batches, once the previous batch has left the controller's queue.
+#
+# THROUGHPUT_JOBS jobs per variant, in THROUGHPUT_ROUNDS rounds; each round
+# runs one batch of JOBS/ROUNDS jobs of each variant, in ABBA order (round 1
+# without then with, round 2 with then without, ...) so drift in the
+# machine's load hits both. A job is `sbatch --requeue -N1 -n1 --wrap true`
+# as the job user. A batch's makespan: from its first sbatch (the user's
+# $EPOCHREALTIME) until squeue (polled every 50 ms) lists no job: every job
+# has run, its epilog ended and it left COMPLETING. A variant's makespan is
+# the sum over its batches. Each batch is preceded by one unmeasured job of
+# its variant (the first job after a plugstack.conf switch is slow).
+#
+# Knobs: THROUGHPUT_JOBS (300; e.g. 60 for a quick check), THROUGHPUT_ROUNDS
+# (6), BENCH_OUT (build/bench), BENCH_PLUGIN (build/restore_budget.so).
+# Prints "throughput ..." key=value lines; nothing is asserted. Exit 1 only
+# if the cluster could not start.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+JOBS=${THROUGHPUT_JOBS:-300}
+ROUNDS=${THROUGHPUT_ROUNDS:-6}
+OUT=${BENCH_OUT:-$here/../../build/bench}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+RB_CLUSTER_NAME=rbbench
+export RB_CLUSTER_NAME
+. "$here/../integration/lib.sh"
+. "$here/cluster_variant.sh"
+bench_cluster_parent "$OUT" || exit 1
+
+((ROUNDS >= 1 && JOBS >= ROUNDS)) || { echo "throughput: need THROUGHPUT_JOBS >= THROUGHPUT_ROUNDS >= 1" >&2; exit 2; }
+PER=$((JOBS / ROUNDS))
+CHUNK=20 # sbatch calls per as_user (its timeout is 30 s)
+
+bench_private_plugin "$OUT" throughput-restore_budget.so || exit 1
+RB_TEST_NAME=bench-throughput
+rb_cluster_up 'max_failures = 2; restore_retry_num = 3; restore_timeout = 300;' || exit 1
+bench_variant_init
+
+# submit VARIANT K - K jobs as the user; prints "T0 id id ..." (T0 = the
+# first sbatch's start, $EPOCHREALTIME).
+submit() {
+    local var=$1 k=$2 n out t0="" ids=() more
+    while ((k > 0)); do
+        n=$((k < CHUNK ? k : CHUNK))
+        out=$(as_user bash -c 'echo "$EPOCHREALTIME"
+            for ((i = 0; i < $1; i++)); do
+                sbatch --parsable --requeue -N1 -n1 -o /dev/null -J "tp-$2" --wrap true || exit 1
+            done' _ "$n" "$var") || { echo "throughput: sbatch failed ($var)" >&2; return 1; }
+        [[ -z $t0 ]] && t0=$(head -n 1 <<<"$out")
+        read -r -a more <<<"$(tail -n +2 <<<"$out" | cut -d';' -f1 | tr '\n' ' ')"
+        ids+=("${more[@]}")
+        k=$((k - n))
+    done
+    echo "$t0 ${ids[*]}"
+}
+
+# drained TIMEOUT - wait until squeue lists no job; prints that moment.
+drained() {
+    local tmo=$1 t0=$SECONDS
+    while [[ -n $(timeout 10 squeue -h -o %i 2>/dev/null) ]]; do
+        ((SECONDS - t0 >= tmo)) && { echo "throughput: jobs still queued after ${tmo}s" >&2; return 1; }
+        sleep 0.05
+    done
+    date +%s.%N
+}
+
+declare -A MS=([with]="" [without]="") JOBIDS=([with]="" [without]="")
+fails=0
+# batch VARIANT ROUND K - one measured batch.
+batch() {
+    local var=$1 r=$2 k=$3 line t0 t1 ids done_n
+    bench_set_variant "$var"
+    # one unmeasured job first: the first job after plugstack.conf changed
+    # starts ~0.4 s later (seen here), a cost of switching, not of either
+    # variant; ABBA would balance it, but it would blur every batch
+    submit "$var" 1 >/dev/null && drained 60 >/dev/null
+    line=$(submit "$var" "$k") || { fails=$((fails + 1)); drained 300 >/dev/null; return 1; }
+    read -r t0 ids <<<"$line"
+    t1=$(drained $((60 + 2 * k))) || { fails=$((fails + 1)); return 1; }
+    done_n=$(timeout 10 squeue -h -t all -j "${ids// /,}" -o %T 2>/dev/null | grep -c '^COMPLETED$')
+    ms=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+    MS[$var]+="$ms "
+    JOBIDS[$var]+="$ids "
+    echo "throughput round=$r variant=$var jobs=$k makespan_s=$ms completed=$done_n"
+}
+
+# Warm-up (not measured): clients, page cache, the plugin's first load.
+for var in without with; do
+    bench_set_variant "$var"
+    submit "$var" 2 >/dev/null && drained 60 >/dev/null
+done
+rb_log "throughput: $ROUNDS rounds of $PER jobs per variant, ABBA order"
+
+for ((r = 1; r <= ROUNDS; r++)); do
+    if ((r % 2)); then order=(without with); else order=(with without); fi
+    for var in "${order[@]}"; do batch "$var" "$r" "$PER"; done
+    rb_log "round $r of $ROUNDS done"
+done
+
+sum() { tr ' ' '\n' <<<"$1" | awk 'NF { s += $1 } END { printf "%.3f", s }'; }
+# median over rounds of makespan(with) / makespan(without), round by round
+round_ratio_med() {
+    paste <(tr ' ' '\n' <<<"$1" | grep .) <(tr ' ' '\n' <<<"$2" | grep .) |
+        awk '$2 > 0 { print $1 / $2 }' | sort -g |
+        awk '{ v[NR] = $1 } END { n = NR; if (!n) print "nan"; else printf "%.3f", (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2) }'
+}
+n_with=$(wc -w <<<"${JOBIDS[with]}")
+n_without=$(wc -w <<<"${JOBIDS[without]}")
+w=$(sum "${MS[with]}")
+wo=$(sum "${MS[without]}")
+echo "throughput total variant=with jobs=$n_with makespan_s=$w jobs_per_s=$(awk -v n="$n_with" -v s="$w" 'BEGIN { printf "%.2f", (s > 0 ? n / s : 0) }')"
+echo "throughput total variant=without jobs=$n_without makespan_s=$wo jobs_per_s=$(awk -v n="$n_without" -v s="$wo" 'BEGIN { printf "%.2f", (s > 0 ? n / s : 0) }')"
+echo "throughput ratio ratio=$(awk -v a="$w" -v b="$wo" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "nan" }') round_ratio_med=$(round_ratio_med "${MS[with]}" "${MS[without]}") rounds=$ROUNDS per_batch=$PER"
+echo "throughput failures count=$fails"
+
+# Did the plugin run in the "with" jobs only? (their ledger records)
+r_with=0; r_without=0
+for j in ${JOBIDS[with]}; do [[ -f $(rb_rec_path "$j") ]] && r_with=$((r_with + 1)); done
+for j in ${JOBIDS[without]}; do [[ -f $(rb_rec_path "$j") ]] && r_without=$((r_without + 1)); done
+echo "throughput check name=records_written with=$r_with/$n_with without=$r_without/$n_without"
+echo "throughput load loadavg=\"$(cut -d' ' -f1-3 /proc/loadavg)\" other_slurmctlds=$(pgrep -c -x slurmctld)"
+exit 0
