@@ -15,6 +15,12 @@
  *            decide, write the record and an event line if it is the first
  *            to see this attempt, unlock). The config is loaded once before
  *            the fork (every node loads its own; that is not ledger work).
+ *   note     what the prolog does since only the batch host does ledger
+ *            work (docs/architecture.md, "Only the batch host"): every
+ *            node writes its note in its own node-local run_dir
+ *            (<state>.run/node<i>), and node 0, the batch host, then
+ *            claims its note and records the attempt (rb_lifecycle_start_get,
+ *            as the batch step does), so its ledger work is in the span.
  *   noop     nothing: the harness's own floor on this machine (waking N
  *            processes on few CPUs takes time; the span includes it).
  *
@@ -57,6 +63,7 @@
 
 #include "config.h"
 #include "lifecycle.h"
+#include "node_note.h"
 
 #define MAX_NODES 4096
 #define MAX_REPS 100
@@ -214,6 +221,39 @@ static int ledger_work(const struct storm_ctx *c, int node)
 	return -1;
 }
 
+/* the prolog after issue 12: a node-local note everywhere; the ledger
+ * work once, on node 0 (the batch host's batch step) */
+static int note_work(const struct storm_ctx *c, int node)
+{
+	rb_job_info job = {
+		.cluster = c->cluster, .job_id = c->job_id,
+		.attempt = c->attempt, .uid = 1000, .gid = 1000,
+		.user = "alice", .partition = "low", .account = NULL,
+		.work_dir = "/home/alice/run", .checkpoint_dir = "ckpt",
+		.now = (int64_t)time(NULL),
+	};
+	char run_dir[RB_PATH_MAX];
+	rb_start_result res;
+	rb_note_job claimed;
+	rb_record rec;
+	rb_err err;
+
+	snprintf(run_dir, sizeof(run_dir), "%s.run/node%d", c->cfg->state_dir,
+		 node);
+	if (rb_note_write(run_dir, "host", &job, &err) < 0)
+		goto fail;
+	if (node != 0)
+		return 0;
+	if (rb_note_claim(run_dir, "host", c->cluster, c->job_id, &claimed,
+			  &err) != 0 ||
+	    rb_lifecycle_start_get(c->cfg, &claimed.job, &res, &rec, &err) < 0)
+		goto fail;
+	return 0;
+fail:
+	fprintf(stderr, "bench_storm: node %d: %s\n", node, err.msg);
+	return -1;
+}
+
 /* no work: what the barrier and the timing cost by themselves */
 static int noop_work(const struct storm_ctx *c, int node)
 {
@@ -229,6 +269,7 @@ struct storm_mode {
 
 static const struct storm_mode modes[] = {
 	{ "ledger", ledger_work },
+	{ "note", note_work },
 	{ "noop", noop_work },
 };
 

@@ -313,7 +313,7 @@ function storm_section(    i, k) {
 	if (nst == 0) return
 	print "## 5. Prolog storm: one job's prolog on N nodes at once"
 	print ""
-	print "| fs | mode | N | span median ms | span min ms | span max ms | release skew ms | work median ms | slowest worker ms | locks | lock busy retries | record reads | record writes | event appends | ledger ops per job | ops per node | failed |"
+	print "| fs-mode | mode | N | span median ms | span min ms | span max ms | release skew ms | work median ms | slowest worker ms | locks | lock busy retries | record reads | record writes | event appends | ledger ops per job | ops per node | failed |"
 	print "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 	for (i = 1; i <= nst; i++) {
 		k = ST_key[i]
@@ -332,6 +332,9 @@ function storm_section(    i, k) {
 	print "the lock held (each followed by a sleep of 1-50 ms). Mode *noop* does no work:"
 	print "its span is the harness's floor here (N processes woken on " nproc " CPUs; on a real"
 	print "cluster each node has its own), to subtract from the other rows' spans."
+	print "Mode *ledger* is the prolog before issue 12 (every node locks, reads and maybe"
+	print "writes the job's record); mode *note* is the prolog after it (every node writes a"
+	print "node-local note; node 0, the batch host, then claims it and records the attempt)."
 	print ""
 }
 

@@ -228,14 +228,20 @@ if part storm; then
         chmod 755 "$sd" && mkdir -m 755 "$sd/state" && "$BIN" config --state "$sd/state" --out "$sd/rb.conf"
         # the harness's own floor (no work), once: waking N processes on
         # this machine's few CPUs is part of every span
-        modes=(ledger)
-        [[ -z ${storm_floor_done:-} ]] && modes=(noop ledger) && storm_floor_done=1
+        # ledger: the prolog before issue 12 (every node); note: after it
+        modes=(ledger note)
+        [[ -z ${storm_floor_done:-} ]] && modes=(noop ledger note) && storm_floor_done=1
+        mkdir -m 755 "$sd/state.run"
         for mode in "${modes[@]}"; do
-            label=$fs
+            # one label per filesystem and mode (the report's rows and
+            # targets go by label); a job id range per mode, so no mode
+            # finds another's records
+            label=$fs-$mode id_base=7000001
+            [[ $mode == note ]] && id_base=57000001
             [[ $mode == noop ]] && label=noop
             log "storm ($label, $mode): N = $STORM_NODES, $STORM_REPS repetitions each"
             "$STORM_BIN" --state "$sd/state" --config "$sd/rb.conf" --mode "$mode" --nodes "$STORM_NODES" \
-                --reps "$STORM_REPS" --label "$label" >"$OUT/storm-$label.log" 2>&1 ||
+                --reps "$STORM_REPS" --label "$label" --id-base "$id_base" >"$OUT/storm-$label.log" 2>&1 ||
                 note "storm ($label): a worker or a step failed: $(grep -v '^storm' "$OUT/storm-$label.log" | tail -n 1)"
             grep -E '^storm' "$OUT/storm-$label.log" >>"$RAW"
         done
