@@ -111,21 +111,28 @@ static int check_value(load_ctx *ctx, const int_value *iv,
 	}
 }
 
-/* A file name (checkpoint.pattern / checkpoint.latest). */
-static int check_file_name(load_ctx *ctx, const cnode *s,
-			   const char *v, bool no_dot)
+/* A file name (checkpoint.pattern / checkpoint.latest), stored in *dst. */
+static int load_file_name(load_ctx *ctx, const cnode *s, bool no_dot,
+			  char **dst)
 {
 	char key[256], shown[160];
+	const char *v = NULL;
 
-	if (v[0] && !strchr(v, '/') && strlen(v) <= NAME_LEN_MAX &&
-	    !(no_dot && v[0] == '.'))
-		return 0;
-	cf_key_path(s, key, sizeof(key));
-	rb_config_quote(v, shown, sizeof(shown));
-	return cf_fail_at(ctx, s,
-		       "%s = \"%s\" is not valid: must be a non-empty file name of at most %d bytes without '/'%s (%s)",
-		       key, shown, NAME_LEN_MAX,
-		       no_dot ? " that does not start with '.'" : "", FIX_HINT);
+	if (cf_read_string(ctx, s, &v) < 0)
+		return -1;
+	if (!v[0] || strchr(v, '/') || strlen(v) > NAME_LEN_MAX ||
+	    (no_dot && v[0] == '.')) {
+		cf_key_path(s, key, sizeof(key));
+		rb_config_quote(v, shown, sizeof(shown));
+		return cf_fail_at(ctx, s,
+				  "%s = \"%s\" is not valid: must be a non-empty file name of at most %d bytes without '/'%s (%s)",
+				  key, shown, NAME_LEN_MAX,
+				  no_dot ? " that does not start with '.'" : "",
+				  FIX_HINT);
+	}
+	if (replace_string(dst, v) < 0)
+		return rb_err_set(ctx->err, "%s: out of memory", ctx->path);
+	return 0;
 }
 
 /* ---- sections ----------------------------------------------------------- */
@@ -145,47 +152,40 @@ static int load_cap(load_ctx *ctx, const cnode *s, rb_cap_key key, int *cap)
 
 static int load_limits(load_ctx *ctx, const cnode *g, rb_config *cfg)
 {
+	int *caps[RB_CAP_KEYS] = {
+		[RB_CAP_MAX_FAILURES] = &cfg->caps.max_failures,
+		[RB_CAP_RESTORE_RETRIES] = &cfg->caps.restore_retry_num,
+	};
 	const cnode *s, *m[sizeof(limits_keys) / sizeof(*limits_keys)];
 
 	if (cf_require_group(ctx, g, "a group { max_failures = N; restore_retry_num = N; allow_unlimited = BOOL; }") < 0 ||
 	    cf_check_known(ctx, g, limits_keys, m) < 0)
 		return -1;
-	if ((s = cf_member(limits_keys, m, "max_failures")) &&
-	    load_cap(ctx, s, RB_CAP_MAX_FAILURES, &cfg->caps.max_failures) < 0)
-		return -1;
-	if ((s = cf_member(limits_keys, m, "restore_retry_num")) &&
-	    load_cap(ctx, s, RB_CAP_RESTORE_RETRIES,
-		     &cfg->caps.restore_retry_num) < 0)
-		return -1;
+	for (rb_cap_key k = 0; k < RB_CAP_KEYS; k++) {
+		s = caps[k] ? cf_member(limits_keys, m,
+					rb_cap_rule_of(k)->config_key) : NULL;
+		if (s && load_cap(ctx, s, k, caps[k]) < 0)
+			return -1;
+	}
 	if ((s = cf_member(limits_keys, m, "allow_unlimited")) &&
 	    cf_read_bool(ctx, s, &cfg->caps.allow_unlimited) < 0)
 		return -1;
 	return 0;
 }
 
-static int load_checkpoint(load_ctx *ctx, const cnode *g,
-			   rb_config *cfg)
+static int load_checkpoint(load_ctx *ctx, const cnode *g, rb_config *cfg)
 {
 	const cnode *s, *m[sizeof(checkpoint_keys) / sizeof(*checkpoint_keys)];
-	const char *v = NULL;
 
 	if (cf_require_group(ctx, g, "a group { pattern = \"...\"; latest = \"...\"; }") < 0 ||
 	    cf_check_known(ctx, g, checkpoint_keys, m) < 0)
 		return -1;
-	if ((s = cf_member(checkpoint_keys, m, "pattern"))) {
-		if (cf_read_string(ctx, s, &v) < 0 ||
-		    check_file_name(ctx, s, v, false) < 0)
-			return -1;
-		if (replace_string(&cfg->checkpoint_pattern, v) < 0)
-			return rb_err_set(ctx->err, "%s: out of memory", ctx->path);
-	}
-	if ((s = cf_member(checkpoint_keys, m, "latest"))) {
-		if (cf_read_string(ctx, s, &v) < 0 ||
-		    check_file_name(ctx, s, v, true) < 0)
-			return -1;
-		if (replace_string(&cfg->checkpoint_latest, v) < 0)
-			return rb_err_set(ctx->err, "%s: out of memory", ctx->path);
-	}
+	if ((s = cf_member(checkpoint_keys, m, "pattern")) &&
+	    load_file_name(ctx, s, false, &cfg->checkpoint_pattern) < 0)
+		return -1;
+	if ((s = cf_member(checkpoint_keys, m, "latest")) &&
+	    load_file_name(ctx, s, true, &cfg->checkpoint_latest) < 0)
+		return -1;
 	return 0;
 }
 

@@ -83,13 +83,12 @@ static int read_all(int fd, char *buf, size_t size, size_t *len)
 	while (*len < size) {
 		ssize_t n = read(fd, buf + *len, size - *len);
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
+		if (n > 0)
+			*len += (size_t)n;
+		else if (n == 0)
+			return 0; /* shorter than fstat said: what is there */
+		else if (errno != EINTR)
 			return -1;
-		if (n == 0)
-			break;
-		*len += (size_t)n;
 	}
 	return 0;
 }
