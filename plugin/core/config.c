@@ -248,6 +248,7 @@ static int load_named(load_ctx *ctx, const cnode *g,
 	*arr = calloc((size_t)n, sizeof(**arr));
 	if (!*arr)
 		return rb_err_set(ctx->err, "%s: out of memory", ctx->path);
+	*count = 0; /* the groups filled so far: the names to compare with */
 	for (int i = 0; i < n; i++) {
 		const cnode *e = cn_elem(g, i);
 		rb_named_overrides *o = &(*arr)[*count];
