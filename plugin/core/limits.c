@@ -1,7 +1,8 @@
 /*
  * limits.c - a job's limits: the config's defaults, its partition's and
  * account's, the job's own options within the caps (docs/rule.md,
- * "Limits"). config.c reads the file; this applies it to one job.
+ * "Limits"). config.c reads the file; this applies it to one job. What
+ * fits a cap is caps.c's to say; this words the warning or the refusal.
  */
 #include "config.h"
 
@@ -11,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "caps.h"
 
 /* ---- resolving a job's limits ------------------------------------------- */
 
@@ -58,74 +61,37 @@ static void apply(rb_limits *out, const rb_overrides *o)
 		out->restore_timeout = o->restore_timeout;
 }
 
-static void format_mf(int v, char *buf, size_t len)
+/* The job's value v of key within the cap rules (caps.h): 1 if it was
+ * clamped to *out, said in warn. */
+static int clamp_value(const rb_config *cfg, rb_cap_key key, int v, int *out,
+		       char *warn, size_t warnlen)
 {
-	if (v == RB_UNLIMITED)
-		snprintf(buf, len, "unlimited");
-	else
-		snprintf(buf, len, "%d", v);
-}
+	const rb_cap_rule *r = rb_cap_rule_of(key);
+	rb_cap_judgement j = rb_cap_judge(cfg, key, v);
 
-/* The job's --max-failures within the caps; 1 if clamped (said in warn). */
-static int clamp_max_failures(const rb_config *cfg, int v, int *out,
-			      char *warn, size_t warnlen)
-{
-	int cap = cfg->caps.max_failures;
-	char asked[32];
-
-	*out = v;
-	format_mf(v, asked, sizeof(asked));
-	if (v == RB_UNLIMITED && !cfg->caps.allow_unlimited)
-		append_line(warn, warnlen,
-			    "--max-failures=%s exceeds the cap limits.max_failures = %d set in %s (limits.allow_unlimited is false): using %d",
-			    asked, cap, cfg->path, cap);
-	else if (v > cap)
-		append_line(warn, warnlen,
-			    "--max-failures=%s exceeds the cap limits.max_failures = %d set in %s: using %d",
-			    asked, cap, cfg->path, cap);
-	else if (v < RB_UNLIMITED)
-		append_line(warn, warnlen,
-			    "--max-failures=%s is below 0: using 0", asked);
-	else
+	*out = j.fit;
+	if (j.verdict == RB_CAP_FITS)
 		return 0;
-	*out = v < RB_UNLIMITED ? 0 : cap;
-	return 1;
-}
-
-/* The job's --restore-retries within the cap and the accounting's
- * minimum; 1 if clamped. */
-static int clamp_retries(const rb_config *cfg, int v, int *out, char *warn,
-			 size_t warnlen)
-{
-	int cap = cfg->caps.restore_retry_num;
-	int min = cfg->accounting == RB_ACCOUNTING_GROUPED ? 1 : 0;
-
-	*out = v;
-	if (v > cap) {
+	if (j.verdict == RB_CAP_UNLIMITED_REFUSED)
 		append_line(warn, warnlen,
-			    "--restore-retries=%d exceeds the cap limits.restore_retry_num = %d set in %s: using %d",
-			    v, cap, cfg->path, cap);
-		*out = cap;
-	} else if (v < min) {
+			    "--%s=unlimited exceeds the cap limits.%s = %d set in %s (limits.allow_unlimited is false): using %d",
+			    r->option, r->config_key, j.cap, cfg->path, j.fit);
+	else if (r->capped && rb_cap_over(j.verdict))
 		append_line(warn, warnlen,
-			    "--restore-retries=%d is below the minimum %d with restore_accounting = \"%s\" set in %s: using %d",
-			    v, min, rb_accounting_name(cfg->accounting),
-			    cfg->path, min);
-		*out = min;
-	}
-	return *out != v;
-}
-
-/* The job's --restore-timeout within 0..RB_RESTORE_TIMEOUT_MAX. */
-static int clamp_timeout(int v, int *out, char *warn, size_t warnlen)
-{
-	*out = v;
-	if (v >= 0 && v <= RB_RESTORE_TIMEOUT_MAX)
-		return 0;
-	*out = v < 0 ? 0 : RB_RESTORE_TIMEOUT_MAX;
-	append_line(warn, warnlen,
-		    "--restore-timeout=%d is out of range 0..%d: using %d", v,
-		    RB_RESTORE_TIMEOUT_MAX, *out);
+			    "--%s=%d exceeds the cap limits.%s = %d set in %s: using %d",
+			    r->option, v, r->config_key, j.cap, cfg->path, j.fit);
+	else if (r->one_when_grouped)
+		append_line(warn, warnlen,
+			    "--%s=%d is below the minimum %d with restore_accounting = \"%s\" set in %s: using %d",
+			    r->option, v, j.min,
+			    rb_accounting_name(cfg->accounting), cfg->path, j.fit);
+	else if (r->capped)
+		append_line(warn, warnlen, "--%s=%d is below %d: using %d",
+			    r->option, v, j.min, j.fit);
+	else
+		append_line(warn, warnlen,
+			    "--%s=%d is out of range %d..%d: using %d", r->option,
+			    v, j.min, j.cap, j.fit);
 	return 1;
 }
 
@@ -134,7 +100,7 @@ int rb_config_resolve(const rb_config *cfg, const char *partition,
 		      rb_limits *out, char *warn, size_t warnlen)
 {
 	const rb_named_overrides *p, *a;
-	int clamped = 0;
+	int clamped = 0, v;
 
 	if (warn && warnlen)
 		warn[0] = '\0';
@@ -151,15 +117,10 @@ int rb_config_resolve(const rb_config *cfg, const char *partition,
 		apply(out, &a->values);
 	if (!job)
 		return 0;
-	if (job->has_max_failures)
-		clamped += clamp_max_failures(cfg, job->max_failures,
-					      &out->max_failures, warn, warnlen);
-	if (job->has_restore_retry_num)
-		clamped += clamp_retries(cfg, job->restore_retry_num,
-					 &out->restore_retry_num, warn, warnlen);
-	if (job->has_restore_timeout)
-		clamped += clamp_timeout(job->restore_timeout,
-					 &out->restore_timeout, warn, warnlen);
+	for (rb_cap_key k = 0; k < RB_CAP_KEYS; k++)
+		if (rb_cap_get(job, k, &v))
+			clamped += clamp_value(cfg, k, v, rb_cap_limit(out, k),
+					       warn, warnlen);
 	return clamped;
 }
 
@@ -196,34 +157,39 @@ static num_status parse_decimal(const char *s, long long max, int *out)
 	return NUM_OK;
 }
 
-/* The job options rb_options_parse() knows. */
-typedef enum { OPT_MAX_FAILURES, OPT_RESTORE_RETRIES, OPT_RESTORE_TIMEOUT } opt_id;
-
-static const struct {
-	const char *name;
-	opt_id id;
-	int max;
-} job_options[] = {
-	{ "max-failures", OPT_MAX_FAILURES, RB_MAX_FAILURES_MAX },
-	{ "restore-retries", OPT_RESTORE_RETRIES, RB_RESTORE_RETRY_MAX },
-	{ "restore-timeout", OPT_RESTORE_TIMEOUT, RB_RESTORE_TIMEOUT_MAX },
-};
-
-/* What an option accepts, for its error messages. */
-static void option_expected(opt_id id, char *buf, size_t len)
+/* What the option of key accepts, for its error messages. */
+static void option_expected(rb_cap_key key, char *buf, size_t len)
 {
-	switch (id) {
-	case OPT_MAX_FAILURES:
-		snprintf(buf, len, "an integer 0..%d or \"unlimited\"",
-			 RB_MAX_FAILURES_MAX);
-		break;
-	case OPT_RESTORE_RETRIES:
-		snprintf(buf, len, "an integer 0..%d", RB_RESTORE_RETRY_MAX);
-		break;
-	case OPT_RESTORE_TIMEOUT:
-		snprintf(buf, len, "a number of seconds 0..%d",
-			 RB_RESTORE_TIMEOUT_MAX);
-		break;
+	const rb_cap_rule *r = rb_cap_rule_of(key);
+
+	if (r->unlimited)
+		snprintf(buf, len, "an integer 0..%d or \"unlimited\"", r->bound);
+	else if (r->unit[0])
+		snprintf(buf, len, "a number of seconds 0..%d", r->bound);
+	else
+		snprintf(buf, len, "an integer 0..%d", r->bound);
+}
+
+/* The key whose job option is called name, or RB_CAP_KEYS. */
+static rb_cap_key option_key(const char *name)
+{
+	rb_cap_key k;
+
+	for (k = 0; k < RB_CAP_KEYS; k++)
+		if (name && strcmp(name, rb_cap_rule_of(k)->option) == 0)
+			break;
+	return k;
+}
+
+static const char *num_problem(num_status st)
+{
+	switch (st) {
+	case NUM_EMPTY:
+		return "empty value";
+	case NUM_GARBAGE:
+		return "not a number";
+	default:
+		return "out of range";
 	}
 }
 
@@ -231,8 +197,8 @@ int rb_options_parse(rb_overrides *job, const char *name, const char *value,
 		     rb_err *err)
 {
 	char shown[80], nm[80], expected[96];
-	const char *why;
-	size_t i, n = sizeof(job_options) / sizeof(job_options[0]);
+	rb_cap_key key;
+	num_status st;
 	int v = 0;
 
 	rb_config_quote(value ? value : "", shown, sizeof(shown));
@@ -240,95 +206,63 @@ int rb_options_parse(rb_overrides *job, const char *name, const char *value,
 	if (!job)
 		return rb_err_set(err, "--%s=%s: internal error: nowhere to store it",
 				  nm, shown);
-	for (i = 0; i < n; i++)
-		if (name && strcmp(name, job_options[i].name) == 0)
-			break;
-	if (i == n)
+	key = option_key(name);
+	if (key == RB_CAP_KEYS)
 		return rb_err_set(err,
 				  "--%s=%s: unknown option (known: --max-failures, --restore-retries, --restore-timeout)",
 				  nm, shown);
-	option_expected(job_options[i].id, expected, sizeof(expected));
-
-	if (job_options[i].id == OPT_MAX_FAILURES && value &&
+	if (rb_cap_rule_of(key)->unlimited && value &&
 	    (strcmp(value, "unlimited") == 0 || strcmp(value, "-1") == 0)) {
-		job->has_max_failures = true;
-		job->max_failures = RB_UNLIMITED;
+		rb_cap_set(job, key, RB_UNLIMITED);
 		return 0;
 	}
-	switch (parse_decimal(value, job_options[i].max, &v)) {
-	case NUM_OK:
-		break;
-	case NUM_EMPTY:
-		why = "empty value";
-		goto fail;
-	case NUM_GARBAGE:
-		why = "not a number";
-		goto fail;
-	default:
-		why = "out of range";
-		goto fail;
+	st = parse_decimal(value, rb_cap_rule_of(key)->bound, &v);
+	if (st != NUM_OK) {
+		option_expected(key, expected, sizeof(expected));
+		return rb_err_set(err, "--%s=%s: %s (expected %s)", nm, shown,
+				  num_problem(st), expected);
 	}
-	switch (job_options[i].id) {
-	case OPT_MAX_FAILURES:
-		job->has_max_failures = true;
-		job->max_failures = v;
-		break;
-	case OPT_RESTORE_RETRIES:
-		job->has_restore_retry_num = true;
-		job->restore_retry_num = v;
-		break;
-	case OPT_RESTORE_TIMEOUT:
-		job->has_restore_timeout = true;
-		job->restore_timeout = v;
-		break;
-	}
+	rb_cap_set(job, key, v);
 	return 0;
+}
 
-fail:
-	return rb_err_set(err, "--%s=%s: %s (expected %s)", nm, shown, why,
-			  expected);
+/* -1 with a refusal when the job's value v of key breaks a cap rule. */
+static int refuse_value(const rb_config *cfg, rb_cap_key key, int v,
+			rb_err *err)
+{
+	const rb_cap_rule *r = rb_cap_rule_of(key);
+	rb_cap_judgement j = rb_cap_judge(cfg, key, v);
+
+	if (j.verdict == RB_CAP_FITS)
+		return 0;
+	if (j.verdict == RB_CAP_UNLIMITED_REFUSED)
+		return rb_err_set(err,
+				  "--%s=unlimited exceeds the cap limits.%s = %d set in %s: limits.allow_unlimited is false (ask your admin, or request at most %d)",
+				  r->option, r->config_key, j.cap, cfg->path, j.cap);
+	if (r->capped && rb_cap_over(j.verdict))
+		return rb_err_set(err,
+				  "--%s=%d exceeds the cap limits.%s = %d set in %s (ask your admin, or request at most %d)",
+				  r->option, v, r->config_key, j.cap, cfg->path,
+				  j.cap);
+	if (r->one_when_grouped)
+		return rb_err_set(err,
+				  "--%s=%d is below the minimum %d with restore_accounting = \"%s\" set in %s (request at least %d)",
+				  r->option, v, j.min,
+				  rb_accounting_name(cfg->accounting), cfg->path,
+				  j.min);
+	return rb_err_set(err, "--%s=%d is out of range (request %d..%d%s)",
+			  r->option, v, j.min, j.cap, r->unit);
 }
 
 int rb_config_check_caps(const rb_config *cfg, const rb_overrides *job,
 			 rb_err *err)
 {
+	int v;
+
 	if (!job)
 		return 0;
-	if (job->has_max_failures) {
-		int v = job->max_failures, cap = cfg->caps.max_failures;
-
-		if (v == RB_UNLIMITED && !cfg->caps.allow_unlimited)
-			return rb_err_set(err,
-					  "--max-failures=unlimited exceeds the cap limits.max_failures = %d set in %s: limits.allow_unlimited is false (ask your admin, or request at most %d)",
-					  cap, cfg->path, cap);
-		if (v > cap)
-			return rb_err_set(err,
-					  "--max-failures=%d exceeds the cap limits.max_failures = %d set in %s (ask your admin, or request at most %d)",
-					  v, cap, cfg->path, cap);
-		if (v < RB_UNLIMITED)
-			return rb_err_set(err,
-					  "--max-failures=%d is out of range (request 0..%d)",
-					  v, cap);
-	}
-	if (job->has_restore_retry_num) {
-		int v = job->restore_retry_num, cap = cfg->caps.restore_retry_num;
-		int min = cfg->accounting == RB_ACCOUNTING_GROUPED ? 1 : 0;
-
-		if (v > cap)
-			return rb_err_set(err,
-					  "--restore-retries=%d exceeds the cap limits.restore_retry_num = %d set in %s (ask your admin, or request at most %d)",
-					  v, cap, cfg->path, cap);
-		if (v < min)
-			return rb_err_set(err,
-					  "--restore-retries=%d is below the minimum %d with restore_accounting = \"%s\" set in %s (request at least %d)",
-					  v, min, rb_accounting_name(cfg->accounting),
-					  cfg->path, min);
-	}
-	if (job->has_restore_timeout &&
-	    (job->restore_timeout < 0 ||
-	     job->restore_timeout > RB_RESTORE_TIMEOUT_MAX))
-		return rb_err_set(err,
-				  "--restore-timeout=%d is out of range (request 0..%d seconds)",
-				  job->restore_timeout, RB_RESTORE_TIMEOUT_MAX);
+	for (rb_cap_key k = 0; k < RB_CAP_KEYS; k++)
+		if (rb_cap_get(job, k, &v) && refuse_value(cfg, k, v, err) < 0)
+			return -1;
 	return 0;
 }
