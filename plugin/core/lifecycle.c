@@ -255,13 +255,7 @@ static void ev_decision(event_line *e, const rb_start_result *out,
 }
 
 int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
-		       rb_start_result *out, rb_err *err)
-{
-	return rb_lifecycle_start_get(cfg, job, out, NULL, err);
-}
-
-int rb_lifecycle_start_get(const rb_config *cfg, const rb_job_info *job,
-			   rb_start_result *out, rb_record *rec, rb_err *err)
+		       rb_start_result *out, rb_record *rec, rb_err *err)
 {
 	locked_record lr;
 	event_line e;

@@ -47,14 +47,11 @@ typedef struct {
 } rb_start_result;
 
 /* Batch step (root, from the prolog's note): charge the previous attempt
- * and record attempt n (idempotent). */
+ * and record attempt n (idempotent). *rec (if not NULL) is the record as
+ * written (as found for an attempt already recorded): the batch step
+ * exports it, so nothing is read twice. */
 int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
-		       rb_start_result *out, rb_err *err);
-
-/* The same, and *rec (if not NULL) is the record as written (as found for
- * an attempt already recorded): the batch step exports it. */
-int rb_lifecycle_start_get(const rb_config *cfg, const rb_job_info *job,
-			   rb_start_result *out, rb_record *rec, rb_err *err);
+		       rb_start_result *out, rb_record *rec, rb_err *err);
 
 /* Batch step (root): attempt n was handed `checkpoint` and starts in `phase`. */
 int rb_lifecycle_report(const rb_config *cfg, const char *cluster,

@@ -138,12 +138,34 @@ static int install(int dfd, const char *name, const char *text, size_t len)
 	return rc;
 }
 
+/* Write a note named `name` in run_dir (created if missing), first removing
+ * `drop` if given. */
+static int write_in_run_dir(const char *run_dir, const char *name,
+			    const char *drop, const char *text, size_t len,
+			    rb_err *err)
+{
+	int dfd, rc;
+
+	if (rb_note_dir_ready(run_dir, err) < 0)
+		return -1;
+	dfd = open_run_dir(run_dir, err);
+	if (dfd < 0)
+		return -1;
+	if (drop)
+		unlinkat(dfd, drop, 0);
+	rc = install(dfd, name, text, len);
+	if (rc < 0)
+		rb_err_setf(err, "cannot write %s/%s: %s", run_dir, name,
+			    strerror(errno));
+	close(dfd);
+	return rc;
+}
+
 int rb_note_write(const char *run_dir, const char *host,
 		  const rb_job_info *job, rb_err *err)
 {
 	char name[NOTE_NAME_MAX], stale[NOTE_NAME_MAX], text[NOTE_MAX];
 	size_t used;
-	int dfd, rc;
 
 	if (note_name(host, job->cluster, job->job_id, "prolog", name,
 		      sizeof(name)) < 0 ||
@@ -154,19 +176,8 @@ int rb_note_write(const char *run_dir, const char *host,
 			    job->job_id);
 		return -1;
 	}
-	if (rb_note_dir_ready(run_dir, err) < 0)
-		return -1;
-	dfd = open_run_dir(run_dir, err);
-	if (dfd < 0)
-		return -1;
 	/* an earlier attempt's claim must not make this node the batch host */
-	unlinkat(dfd, stale, 0);
-	rc = install(dfd, name, text, used);
-	if (rc < 0)
-		rb_err_setf(err, "job %" PRIu32 ": cannot write %s/%s: %s",
-			    job->job_id, run_dir, name, strerror(errno));
-	close(dfd);
-	return rc;
+	return write_in_run_dir(run_dir, name, stale, text, used, err);
 }
 
 /* The note's fields, each with where it goes. */
@@ -305,24 +316,13 @@ int rb_note_mark(const char *run_dir, const char *host, const char *cluster,
 		 uint32_t job_id, rb_err *err)
 {
 	char claimed[NOTE_NAME_MAX];
-	int dfd, rc;
 
 	if (note_name(host, cluster, job_id, "batch", claimed, sizeof(claimed)) < 0) {
 		rb_err_setf(err, "job %" PRIu32 ": no note name for host %s, cluster %s",
 			    job_id, host, cluster);
 		return -1;
 	}
-	if (rb_note_dir_ready(run_dir, err) < 0)
-		return -1;
-	dfd = open_run_dir(run_dir, err);
-	if (dfd < 0)
-		return -1;
-	rc = install(dfd, claimed, "", 0);
-	if (rc < 0)
-		rb_err_setf(err, "cannot write %s/%s: %s", run_dir, claimed,
-			    strerror(errno));
-	close(dfd);
-	return rc;
+	return write_in_run_dir(run_dir, claimed, NULL, "", 0, err);
 }
 
 rb_note_state rb_note_look(const char *run_dir, const char *host,

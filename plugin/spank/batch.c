@@ -122,7 +122,7 @@ static int catch_up_start(const rb_config *cfg, rb_record *rec,
 	job.checkpoint_dir = ckpt_dir[0] ? ckpt_dir : NULL;
 	job.options = *opts;
 	job.now = time(NULL);
-	if (rb_lifecycle_start_get(cfg, &job, &res, rec, &err) < 0) {
+	if (rb_lifecycle_start(cfg, &job, &res, rec, &err) < 0) {
 		rb_log(RB_LOG_ERROR, "job %u attempt %" PRId64 " (no prolog): %s",
 		       step.job_id, job.attempt, err.msg);
 		return -1;
@@ -299,7 +299,7 @@ static int start_from_note(const rb_config *cfg, const rb_overrides *opts,
 		controller_account(step.job_id, account, sizeof(account));
 		note.job.account = account[0] ? account : NULL;
 	}
-	if (rb_lifecycle_start_get(cfg, &note.job, &res, rec, &err) < 0) {
+	if (rb_lifecycle_start(cfg, &note.job, &res, rec, &err) < 0) {
 		rb_log(RB_LOG_ERROR, "job %u attempt %" PRId64 ": %s",
 		       step.job_id, note.job.attempt, err.msg);
 		rb_note_forget(run_dir, node_name(), step.cluster, step.job_id);

@@ -433,7 +433,7 @@ static void ev_prolog(bench *bn, uint32_t id, int64_t n)
 	rb_start_result res;
 	rb_err err;
 
-	if (rb_lifecycle_start(cfg, &job, &res, &err) < 0)
+	if (rb_lifecycle_start(cfg, &job, &res, NULL, &err) < 0)
 		die("rb_lifecycle_start", err.msg);
 	rb_config_free(cfg);
 	if (res.decision != RB_DECISION_RUN)

@@ -19,7 +19,7 @@
  *            work (docs/architecture.md, "Only the batch host"): every
  *            node writes its note in its own node-local run_dir
  *            (<state>.run/node<i>), and node 0, the batch host, then
- *            claims its note and records the attempt (rb_lifecycle_start_get,
+ *            claims its note and records the attempt (rb_lifecycle_start,
  *            as the batch step does), so its ledger work is in the span.
  *   noop     nothing: the harness's own floor on this machine (waking N
  *            processes on few CPUs takes time; the span includes it).
@@ -214,7 +214,7 @@ static int ledger_work(const struct storm_ctx *c, int node)
 	rb_start_result res;
 	rb_err err;
 
-	if (rb_lifecycle_start(c->cfg, &job, &res, &err) == 0)
+	if (rb_lifecycle_start(c->cfg, &job, &res, NULL, &err) == 0)
 		return 0;
 	fprintf(stderr, "bench_storm: node %d: rb_lifecycle_start: %s\n", node,
 		err.msg);
@@ -246,7 +246,7 @@ static int note_work(const struct storm_ctx *c, int node)
 		return 0;
 	if (rb_note_claim(run_dir, "host", c->cluster, c->job_id, &claimed,
 			  &err) != 0 ||
-	    rb_lifecycle_start_get(c->cfg, &claimed.job, &res, &rec, &err) < 0)
+	    rb_lifecycle_start(c->cfg, &claimed.job, &res, &rec, &err) < 0)
 		goto fail;
 	return 0;
 fail:

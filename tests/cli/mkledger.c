@@ -56,7 +56,7 @@ static rb_decision start(uint32_t id, int64_t n, const char *user,
 	rb_start_result res;
 	rb_err err;
 
-	if (rb_lifecycle_start(cfg, &j, &res, &err) < 0)
+	if (rb_lifecycle_start(cfg, &j, &res, NULL, &err) < 0)
 		die("start", &err);
 	return res.decision;
 }

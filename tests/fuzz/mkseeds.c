@@ -97,7 +97,7 @@ int main(int argc, char **argv)
 		};
 		rb_start_result res;
 
-		if (rb_lifecycle_start(cfg, &j, &res, &err) < 0)
+		if (rb_lifecycle_start(cfg, &j, &res, NULL, &err) < 0)
 			return 1;
 		if (res.decision == RB_DECISION_REFUSE)
 			break;

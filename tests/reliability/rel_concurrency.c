@@ -166,7 +166,7 @@ static void node(int me)
 
 			if (a >= scripts[jx].attempts)
 				continue;
-			if (rb_lifecycle_start(cfg, &j, &res, &err) < 0) {
+			if (rb_lifecycle_start(cfg, &j, &res, NULL, &err) < 0) {
 				note_error("start", &err);
 				sh->decision[jx][a][me] = -1;
 			} else {
@@ -197,7 +197,7 @@ static void node(int me)
 				rb_job_info j = info(id, a);
 				rb_start_result res;
 
-				if (rb_lifecycle_start(cfg, &j, &res, &err) < 0) {
+				if (rb_lifecycle_start(cfg, &j, &res, NULL, &err) < 0) {
 					note_error("repeated start", &err);
 					sh->dup_decision[jx][a][me] = -1;
 				} else {

@@ -65,7 +65,7 @@ static int start(uint32_t id, int64_t attempt, rb_err *err)
 	rb_start_result res;
 
 	memset(err, 0, sizeof(*err));
-	return rb_lifecycle_start(cfg, &j, &res, err);
+	return rb_lifecycle_start(cfg, &j, &res, NULL, err);
 }
 
 static void rec_path(uint32_t id, char *buf, size_t len)

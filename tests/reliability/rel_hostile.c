@@ -50,7 +50,7 @@ static int start(uint32_t id, int64_t attempt, rb_err *err)
 	rb_start_result res;
 
 	memset(err, 0, sizeof(*err));
-	return rb_lifecycle_start(cfg, &j, &res, err);
+	return rb_lifecycle_start(cfg, &j, &res, NULL, err);
 }
 
 static void path_of(uint32_t id, const char *suffix, char *buf, size_t len)
@@ -179,7 +179,7 @@ static void test_state_dir_untrusted(void)
 			rb_job_info j = job(1, 0);
 			rb_start_result res;
 
-			CHECK(rb_lifecycle_start(cfg2, &j, &res, &err) < 0,
+			CHECK(rb_lifecycle_start(cfg2, &j, &res, NULL, &err) < 0,
 			      "%s: start accepted", c[i].what);
 		}
 		CHECK(rel_count_entries(dir) == 0,
@@ -517,7 +517,7 @@ static int nobody_tries_to_write(void *arg)
 		rb_job_info ji = job(victim, 1);
 		rb_start_result res;
 
-		if (rb_lifecycle_start(cfg, &ji, &res, &err) == 0)
+		if (rb_lifecycle_start(cfg, &ji, &res, NULL, &err) == 0)
 			bad |= 64;
 		if (rb_lifecycle_grant(cfg, CLUSTER, victim, 100, "nobody",
 				       &err) == 0)
@@ -552,7 +552,7 @@ static void test_user_cannot_raise_budget(void)
 		rb_err err;
 
 		j.uid = j.gid = 65534;
-		MUST(rb_lifecycle_start(cfg, &j, &res, &err) == 0, "start: %s",
+		MUST(rb_lifecycle_start(cfg, &j, &res, NULL, &err) == 0, "start: %s",
 		     err.msg);
 		victim = j.job_id;
 	}
@@ -603,7 +603,7 @@ static void test_reused_job_id(void)
 
 		j.uid = j.gid = 1001;
 		j.user = "alice";
-		MUST(rb_lifecycle_start(cfg, &j, &res, &err) == 0, "start: %s",
+		MUST(rb_lifecycle_start(cfg, &j, &res, NULL, &err) == 0, "start: %s",
 		     err.msg);
 		MUST(rb_lifecycle_epilog(cfg, CLUSTER, id, n, 1, 0, NULL,
 					 j.now + 1, &err) == 0, "epilog");
@@ -617,7 +617,7 @@ static void test_reused_job_id(void)
 		j.uid = j.gid = 1002;
 		j.user = "bob";
 		j.now += 86400 * 30;
-		CHECK(rb_lifecycle_start(cfg, &j, &res, &err) == 0, "start: %s",
+		CHECK(rb_lifecycle_start(cfg, &j, &res, NULL, &err) == 0, "start: %s",
 		      err.msg);
 		CHECK(res.decision == RB_DECISION_RUN && !res.duplicate,
 		      "bob's new job is %s as a %s of alice's (%s)",

@@ -99,9 +99,9 @@ int main(int argc, char **argv)
 		rb_start_result res;
 
 		/* prolog (twice: a second node) */
-		EXPECT(rb_lifecycle_start(cfg, &j, &res, &err) == 0,
+		EXPECT(rb_lifecycle_start(cfg, &j, &res, NULL, &err) == 0,
 		       "start %" PRId64 ": %s", n, err.msg);
-		EXPECT(rb_lifecycle_start(cfg, &j, &res, &err) == 0 &&
+		EXPECT(rb_lifecycle_start(cfg, &j, &res, NULL, &err) == 0 &&
 		       res.duplicate, "second start %" PRId64, n);
 		if (res.decision == RB_DECISION_REFUSE) {
 			EXPECT(rb_lifecycle_epilog(cfg, cluster, id, n, 1, 0,

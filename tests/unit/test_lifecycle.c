@@ -77,7 +77,7 @@ static rb_decision start(fixture *f, uint32_t id, int64_t n)
 	rb_start_result res;
 	rb_err err;
 
-	assert_int_equal(rb_lifecycle_start(f->cfg, &j, &res, &err), 0);
+	assert_int_equal(rb_lifecycle_start(f->cfg, &j, &res, NULL, &err), 0);
 	return res.decision;
 }
 
@@ -234,7 +234,7 @@ static void start_job(fixture *f, const rb_job_info *j)
 	rb_start_result res;
 	rb_err err;
 
-	assert_int_equal(rb_lifecycle_start(f->cfg, j, &res, &err), 0);
+	assert_int_equal(rb_lifecycle_start(f->cfg, j, &res, NULL, &err), 0);
 }
 
 /* Attempt 0 checkpoints, is preempted; attempt 1 starts RESTORING. */
@@ -432,7 +432,7 @@ static void test_concurrent_prologs_charge_once(void **state)
 			rb_start_result res;
 			rb_err e2;
 
-			_exit(rb_lifecycle_start(f->cfg, &j, &res, &e2) == 0 ? 0 : 1);
+			_exit(rb_lifecycle_start(f->cfg, &j, &res, NULL, &e2) == 0 ? 0 : 1);
 		}
 	}
 	for (int i = 0; i < nodes; i++) {
@@ -462,7 +462,7 @@ static void test_corrupt_record_is_an_error_not_a_fresh_budget(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(pwrite(fd, "X", 1, 40), 1);
 	close(fd);
-	assert_int_equal(rb_lifecycle_start(f->cfg, &j, &res, &err), -1);
+	assert_int_equal(rb_lifecycle_start(f->cfg, &j, &res, NULL, &err), -1);
 	assert_non_null(strstr(err.msg, "corrupt"));
 }
 
@@ -506,7 +506,7 @@ static int64_t exhaust(fixture *f, uint32_t id, const char *sub)
 	for (j.attempt = 1;; j.attempt++) {
 		rb_start_result res;
 
-		assert_int_equal(rb_lifecycle_start(f->cfg, &j, &res, &err), 0);
+		assert_int_equal(rb_lifecycle_start(f->cfg, &j, &res, NULL, &err), 0);
 		if (res.decision == RB_DECISION_REFUSE)
 			break;
 		rb_lifecycle_epilog(f->cfg, CLUSTER, id, j.attempt, 42, 0, NULL,
@@ -528,7 +528,7 @@ static void assert_new_job(fixture *f, uint32_t id, rb_job_info *j,
 	rb_ledger *l;
 	int found = 0;
 
-	assert_int_equal(rb_lifecycle_start(f->cfg, j, &res, &err), 0);
+	assert_int_equal(rb_lifecycle_start(f->cfg, j, &res, NULL, &err), 0);
 	assert_false(res.duplicate);
 	assert_int_equal(res.decision, RB_DECISION_RUN);
 	rb_record rec = read_rec(f, id);
@@ -583,7 +583,7 @@ static void test_submission_identity_tells_jobs_with_one_id_apart(void **state)
 	start_job(f, &j);
 	rb_lifecycle_epilog(f->cfg, CLUSTER, 92, 0, 0, 0, NULL, 1, &err);
 	/* a late prolog of the same job and attempt: a duplicate */
-	assert_int_equal(rb_lifecycle_start(f->cfg, &j, &res, &err), 0);
+	assert_int_equal(rb_lifecycle_start(f->cfg, &j, &res, NULL, &err), 0);
 	assert_true(res.duplicate);
 	j.attempt = 1;
 	start_job(f, &j); /* attempt 1 starts, never ends (node died) */
@@ -663,14 +663,14 @@ static void test_start_hands_back_the_record_it_wrote(void **state)
 	rb_record got, on_disk;
 	rb_err err;
 
-	assert_int_equal(rb_lifecycle_start_get(f->cfg, &j, &res, &got, &err), 0);
+	assert_int_equal(rb_lifecycle_start(f->cfg, &j, &res, &got, &err), 0);
 	assert_int_equal(rb_lifecycle_read(f->cfg, CLUSTER, 31, &on_disk, &err), 0);
 	assert_int_equal(got.budget.cur.attempt, 0);
 	assert_int_equal(got.budget.cur.attempt, on_disk.budget.cur.attempt);
 	assert_int_equal(got.budget.failures, on_disk.budget.failures);
 	assert_string_equal(got.user, on_disk.user);
 	j = job_info(31, 1);
-	assert_int_equal(rb_lifecycle_start_get(f->cfg, &j, &res, &got, &err), 0);
+	assert_int_equal(rb_lifecycle_start(f->cfg, &j, &res, &got, &err), 0);
 	assert_int_equal(got.budget.cur.attempt, 1);
 }
 
@@ -682,8 +682,8 @@ static void test_start_of_recorded_attempt_hands_back_that_record(void **state)
 	rb_record got;
 	rb_err err;
 
-	assert_int_equal(rb_lifecycle_start(f->cfg, &j, &res, &err), 0);
-	assert_int_equal(rb_lifecycle_start_get(f->cfg, &j, &res, &got, &err), 0);
+	assert_int_equal(rb_lifecycle_start(f->cfg, &j, &res, NULL, &err), 0);
+	assert_int_equal(rb_lifecycle_start(f->cfg, &j, &res, &got, &err), 0);
 	assert_true(res.duplicate);
 	assert_int_equal(got.budget.cur.attempt, 2);
 	assert_int_equal(got.job_id, 32);
