@@ -185,7 +185,7 @@ rbc_daemon() {
 
 rbc_logtail() {
     local dir=$1 f
-    for f in "$dir"/log/munged.log "$dir"/log/slurmctld.log "$dir"/log/slurmd.log; do
+    for f in "$dir"/log/munged.log "$dir"/log/slurmctld.log "$dir"/log/slurmd*.log; do
         [[ -f $f ]] || continue
         printf -- '----- tail %s -----\n' "$f" >&2
         tail -n 25 "$f" >&2
@@ -199,12 +199,81 @@ rbc_ready() {
     [[ $(rbc_client "$dir" sinfo -h -N -o %T 2>/dev/null | sort -u) == idle ]]
 }
 
+# ---- start steps shared with multinode.sh ---------------------------------
+# rbc_prepare DIR - the cluster's directories, its job user and a munged
+# with a private key, its socket up.
+rbc_prepare() {
+    local dir=$1 i
+    [[ -n ${RB_TEST_USER-rbuser} ]] && { rbc_ensure_user "${RB_TEST_USER-rbuser}" || return 1; }
+    mkdir -p "$dir" && chmod 755 "$dir" || return 1
+    rbc_check_path "$dir" || return 1
+    mkdir -p "$dir"/{munge,state,spool,log,run,work} || return 1
+    chmod 755 "$dir"/{munge,state,spool,log,run}
+    chmod 1777 "$dir/work"
+
+    rm -f "$dir/munge/munge.key"
+    mungekey --create --keyfile="$dir/munge/munge.key" 2>"$dir/log/mungekey.err" \
+        || { cat "$dir/log/mungekey.err" >&2; rbc_die "mungekey failed"; return 1; }
+    rbc_daemon munged --socket="$dir/munge/munge.socket" --key-file="$dir/munge/munge.key" \
+        --log-file="$dir/log/munged.log" --pid-file="$dir/run/munged.pid" \
+        --seed-file="$dir/munge/munged.seed" \
+        || { rbc_logtail "$dir"; rbc_die "munged failed to start"; return 1; }
+    for ((i = 0; i < 50; i++)); do [[ -S $dir/munge/munge.socket ]] && break; sleep 0.1; done
+    [[ -S $dir/munge/munge.socket ]] || { rbc_logtail "$dir"; rbc_die "munge socket did not appear"; return 1; }
+}
+
+# rbc_write_plugstack DIR LINE - plugstack.conf with LINE (or empty).
+rbc_write_plugstack() {
+    if [[ -n $2 ]]; then printf '%s\n' "$2" >"$1/plugstack.conf"; else : >"$1/plugstack.conf"; fi
+    chmod 644 "$1/slurm.conf" "$1/plugstack.conf"
+}
+
+# rbc_start_ctld DIR TIMEOUT - slurmctld (clean state), until it answers.
+rbc_start_ctld() {
+    local i
+    rbc_daemon slurmctld -f "$1/slurm.conf" -c \
+        || { rbc_logtail "$1"; rbc_die "slurmctld failed to start"; return 1; }
+    for ((i = 0; i < $2 * 10; i++)); do
+        rbc_client "$1" scontrol ping 2>/dev/null | grep -q 'is UP' && break
+        sleep 0.1
+    done
+}
+
+# rbc_slurmd_alive DIR - the single node's slurmd runs.
+rbc_slurmd_alive() {
+    rbc_pid_of "$1" slurmd >/dev/null || { rbc_die "slurmd died during startup"; return 1; }
+}
+
+# rbc_wait_ready DIR T0 TIMEOUT READY_FN ALIVE_FN - until READY_FN DIR; fail
+# if ALIVE_FN DIR fails after 3 s or TIMEOUT passes since T0.
+rbc_wait_ready() {
+    local dir=$1 t0=$2 tmo=$3 t1=$SECONDS
+    while ! "$4" "$dir"; do
+        if ((SECONDS - t1 >= 3)) && ! "$5" "$dir"; then
+            rbc_logtail "$dir"; return 1
+        fi
+        if ((SECONDS - t0 >= tmo)); then
+            rbc_client "$dir" scontrol ping >&2; rbc_client "$dir" sinfo -N >&2
+            rbc_logtail "$dir"
+            rbc_die "cluster in $dir not ready after ${tmo}s"
+            return 1
+        fi
+        sleep 0.1
+    done
+}
+
+# rbc_start_args DIR USAGE - DIR is given and absolute, and we are root
+# (2 = usage, 1 = not root).
+rbc_start_args() {
+    [[ -n $1 ]] || { rbc_die "usage: $2"; return 2; }
+    [[ $1 == /* ]] || { rbc_die "DIR must be absolute: $1"; return 2; }
+    [[ $(id -u) == 0 ]] || { rbc_die "start needs root"; return 1; }
+}
+
 rbc_start() {
     local dir=${1:-} line=${2:-}
-    [[ -n $dir ]] || { rbc_die "usage: cluster.sh start DIR [PLUGSTACK_LINE]"; return 2; }
-    [[ $dir == /* ]] || { rbc_die "DIR must be absolute: $dir"; return 2; }
+    rbc_start_args "$dir" "cluster.sh start DIR [PLUGSTACK_LINE]" || return
     dir=${dir%/}
-    [[ $(id -u) == 0 ]] || { rbc_die "start needs root"; return 1; }
     local p
     for p in munged slurmctld slurmd; do
         if rbc_pid_of "$dir" "$p" >/dev/null; then
@@ -217,24 +286,7 @@ rbc_start() {
     if ! getent hosts "$host" >/dev/null; then
         rbc_log "warning: $(hostname -s) does not resolve; Slurm uses NodeAddr/SlurmctldHost addr 127.0.0.1"
     fi
-    [[ -n ${RB_TEST_USER-rbuser} ]] && { rbc_ensure_user "${RB_TEST_USER-rbuser}" || return 1; }
-
-    mkdir -p "$dir" && chmod 755 "$dir" || return 1
-    rbc_check_path "$dir" || return 1
-    mkdir -p "$dir"/{munge,state,spool,log,run,work} || return 1
-    chmod 755 "$dir"/{munge,state,spool,log,run}
-    chmod 1777 "$dir/work"
-
-    # munge: private key and socket.
-    rm -f "$dir/munge/munge.key"
-    mungekey --create --keyfile="$dir/munge/munge.key" 2>"$dir/log/mungekey.err" \
-        || { cat "$dir/log/mungekey.err" >&2; rbc_die "mungekey failed"; return 1; }
-    rbc_daemon munged --socket="$dir/munge/munge.socket" --key-file="$dir/munge/munge.key" \
-        --log-file="$dir/log/munged.log" --pid-file="$dir/run/munged.pid" \
-        --seed-file="$dir/munge/munged.seed" \
-        || { rbc_logtail "$dir"; rbc_die "munged failed to start"; return 1; }
-    for ((i = 0; i < 50; i++)); do [[ -S $dir/munge/munge.socket ]] && break; sleep 0.1; done
-    [[ -S $dir/munge/munge.socket ]] || { rbc_logtail "$dir"; rbc_die "munge socket did not appear"; rbc_stop "$dir"; return 1; }
+    rbc_prepare "$dir" || { rbc_stop "$dir"; return 1; }
 
     # slurm.conf and plugstack.conf.
     local cport sport plf=""
@@ -244,49 +296,39 @@ rbc_start() {
         -e "s|@CTLD_PORT@|$cport|g" -e "s|@SLURMD_PORT@|$sport|g" \
         -e "s|@DEBUG@|$debug|g" -e "s|@PROLOGFLAGS_LINE@|$plf|g" \
         "$RBC_HERE/slurm.conf.in" >"$dir/slurm.conf" || { rbc_stop "$dir"; return 1; }
-    if [[ -n $line ]]; then printf '%s\n' "$line" >"$dir/plugstack.conf"; else : >"$dir/plugstack.conf"; fi
-    chmod 644 "$dir/slurm.conf" "$dir/plugstack.conf"
+    rbc_write_plugstack "$dir" "$line"
 
     # Daemons: the controller first, -c = clean state.  Both daemonize.  They
     # get a clean environment, as under systemd: slurmd's environment is what
     # slurmstepd and the plugin's remote callbacks see through getenv().
-    rbc_daemon slurmctld -f "$dir/slurm.conf" -c \
-        || { rbc_logtail "$dir"; rbc_die "slurmctld failed to start"; rbc_stop "$dir"; return 1; }
-    for ((i = 0; i < tmo * 10; i++)); do
-        rbc_client "$dir" scontrol ping 2>/dev/null | grep -q 'is UP' && break
-        sleep 0.1
-    done
+    rbc_start_ctld "$dir" "$tmo" || { rbc_stop "$dir"; return 1; }
     rbc_daemon slurmd -f "$dir/slurm.conf" \
         || { rbc_logtail "$dir"; rbc_die "slurmd failed to start"; rbc_stop "$dir"; return 1; }
-    local t1=$SECONDS
-    while ! rbc_ready "$dir"; do
-        if ((SECONDS - t1 >= 3)) && ! rbc_pid_of "$dir" slurmd >/dev/null; then
-            rbc_logtail "$dir"; rbc_die "slurmd died during startup"
-            rbc_stop "$dir"; return 1
-        fi
-        if ((SECONDS - t0 >= tmo)); then
-            rbc_client "$dir" scontrol ping >&2; rbc_client "$dir" sinfo -N >&2
-            rbc_logtail "$dir"
-            rbc_die "cluster in $dir not ready after ${tmo}s"
-            rbc_stop "$dir"; return 1
-        fi
-        sleep 0.1
-    done
+    rbc_wait_ready "$dir" "$t0" "$tmo" rbc_ready rbc_slurmd_alive || { rbc_stop "$dir"; return 1; }
     rbc_log "cluster $cluster up in $dir (ctld port $cport, slurmd port $sport, $((SECONDS - t0))s)"
 }
 
 rbc_stop() {
-    local dir=${1:-} tmo=${RB_STOP_TIMEOUT:-10}
+    local dir=${1:-} slurmd
     [[ -n $dir ]] || { rbc_die "usage: cluster.sh stop DIR"; return 2; }
     dir=${dir%/}
-    local ctld slurmd munge i jobs stepds extra=() p
-    ctld=$(rbc_pid_of "$dir" slurmctld)
     slurmd=$(rbc_pid_of "$dir" slurmd)
+    # shellcheck disable=SC2086
+    rbc_stop_daemons "$dir" $slurmd
+}
+
+# rbc_stop_daemons DIR SLURMD_PID... - stop what runs for DIR, given its
+# slurmd pids (one here, one per node in multinode.sh).
+rbc_stop_daemons() {
+    local dir=$1 tmo=${RB_STOP_TIMEOUT:-10}
+    shift
+    local ctld munge i jobs stepds=() extra=() p
+    ctld=$(rbc_pid_of "$dir" slurmctld)
     munge=$(rbc_pid_of "$dir" munged)
 
     # 1. Cancel the jobs while the daemons still run, so they end cleanly
     #    (epilogs run).  Bounded; whatever is left is killed below.
-    if [[ -n $ctld && -n $slurmd ]]; then
+    if [[ -n $ctld && $# -gt 0 ]]; then
         jobs=$(rbc_client "$dir" squeue -h -o %i -t PD,R,CG,S,CF,RQ,RS,SE 2>/dev/null)
         if [[ -n $jobs ]]; then
             # shellcheck disable=SC2086
@@ -304,15 +346,17 @@ rbc_stop() {
     fi
     # 3. Daemons, then leftover steps and job processes, then munge last
     #    (the others need it to shut down cleanly).
-    rbc_kill_wait "$tmo" $slurmd $ctld
+    # shellcheck disable=SC2086
+    rbc_kill_wait "$tmo" "$@" $ctld
     p=("${stepds[@]}" "${extra[@]}")
     if [[ ${#p[@]} -gt 0 ]]; then
         local live=() q
         for q in "${p[@]}"; do rbc_alive "$q" && live+=("$q"); done
         [[ ${#live[@]} -gt 0 ]] && { rbc_log "killing leftover job processes: ${live[*]}"; rbc_kill_wait 3 "${live[@]}"; }
     fi
+    # shellcheck disable=SC2086
     rbc_kill_wait "$tmo" $munge
-    rm -f "$dir/run/slurmctld.pid" "$dir/run/slurmd.pid" "$dir/run/munged.pid" 2>/dev/null
+    rm -f "$dir"/run/*.pid 2>/dev/null
     return 0
 }
 
@@ -324,9 +368,16 @@ rbc_env() {
 }
 
 rbc_status() {
-    local dir=${1:?usage: cluster.sh status DIR} rc=0 p pid
-    dir=${dir%/}
-    for p in munged slurmctld slurmd; do
+    local dir=${1:?usage: cluster.sh status DIR}
+    rbc_status_of "${dir%/}" munged slurmctld slurmd
+}
+
+# rbc_status_of DIR DAEMON... - which of DIR's daemons run; then the
+# controller's view.  0 = all up.
+rbc_status_of() {
+    local dir=$1 rc=0 p pid
+    shift
+    for p in "$@"; do
         if pid=$(rbc_pid_of "$dir" "$p"); then echo "$p: running (pid $pid)"
         else echo "$p: not running"; rc=1; fi
     done

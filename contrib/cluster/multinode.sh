@@ -55,12 +55,13 @@ mn_conf_nodes() {
     sed -n 's/^NodeName=\([^ ]*\) .*/\1/p' "$1/slurm.conf" 2>/dev/null
 }
 
-mn_logtail() {
-    local dir=$1 f
-    for f in "$dir"/log/munged.log "$dir"/log/slurmctld.log "$dir"/log/slurmd-*.log; do
-        [[ -f $f ]] || continue
-        printf -- '----- tail %s -----\n' "$f" >&2
-        tail -n 25 "$f" >&2
+mn_logtail() { rbc_logtail "$@"; }
+
+# mn_slurmds_alive DIR - every node's slurmd runs.
+mn_slurmds_alive() {
+    local node
+    for node in $(mn_conf_nodes "$1"); do
+        rbc_pid_of "$1" "slurmd-$node" >/dev/null || { mn_die "slurmd $node died during startup"; return 1; }
     done
 }
 
@@ -92,10 +93,8 @@ mn_start_slurmd() {
 
 mn_start() {
     local dir=${1:-} line=${2:-}
-    [[ -n $dir ]] || { mn_die "usage: multinode.sh start DIR [PLUGSTACK_LINE]"; return 2; }
-    [[ $dir == /* ]] || { mn_die "DIR must be absolute: $dir"; return 2; }
+    rbc_start_args "$dir" "multinode.sh start DIR [PLUGSTACK_LINE]" || return
     dir=${dir%/}
-    [[ $(id -u) == 0 ]] || { mn_die "start needs root"; return 1; }
     if [[ ${RB_MN_MODE:-uts} != dashN ]]; then
         command -v unshare >/dev/null || { mn_die "unshare (util-linux) not found"; return 1; }
         unshare --uts -- true 2>/dev/null ||
@@ -116,23 +115,7 @@ mn_start() {
     for node in "${nodes[@]}"; do
         [[ $node == "$host" ]] && { mn_die "node name $node is this host's name"; return 1; }
     done
-    [[ -n ${RB_TEST_USER-rbuser} ]] && { rbc_ensure_user "${RB_TEST_USER-rbuser}" || return 1; }
-
-    mkdir -p "$dir" && chmod 755 "$dir" || return 1
-    rbc_check_path "$dir" || return 1
-    mkdir -p "$dir"/{munge,state,spool,log,run,work} || return 1
-    chmod 755 "$dir"/{munge,state,spool,log,run}
-    chmod 1777 "$dir/work"
-
-    rm -f "$dir/munge/munge.key"
-    mungekey --create --keyfile="$dir/munge/munge.key" 2>"$dir/log/mungekey.err" \
-        || { cat "$dir/log/mungekey.err" >&2; mn_die "mungekey failed"; return 1; }
-    rbc_daemon munged --socket="$dir/munge/munge.socket" --key-file="$dir/munge/munge.key" \
-        --log-file="$dir/log/munged.log" --pid-file="$dir/run/munged.pid" \
-        --seed-file="$dir/munge/munged.seed" \
-        || { mn_logtail "$dir"; mn_die "munged failed to start"; return 1; }
-    for ((i = 0; i < 50; i++)); do [[ -S $dir/munge/munge.socket ]] && break; sleep 0.1; done
-    [[ -S $dir/munge/munge.socket ]] || { mn_logtail "$dir"; mn_die "munge socket did not appear"; mn_stop "$dir"; return 1; }
+    rbc_prepare "$dir" || { mn_stop "$dir"; return 1; }
 
     # Ports: one for slurmctld, one per slurmd.
     local cport plf="" nodelist used=() port
@@ -165,76 +148,26 @@ mn_start() {
         echo "PartitionName=high Nodes=$nodelist PriorityTier=10 Default=NO  MaxTime=INFINITE State=UP"
         if [[ -n ${RB_MN_EXTRA_CONF:-} ]]; then printf '%s\n' "$RB_MN_EXTRA_CONF"; fi
     ) >"$dir/slurm.conf" || { mn_stop "$dir"; return 1; }
-    if [[ -n $line ]]; then printf '%s\n' "$line" >"$dir/plugstack.conf"; else : >"$dir/plugstack.conf"; fi
-    chmod 644 "$dir/slurm.conf" "$dir/plugstack.conf"
+    rbc_write_plugstack "$dir" "$line"
 
-    rbc_daemon slurmctld -f "$dir/slurm.conf" -c \
-        || { mn_logtail "$dir"; mn_die "slurmctld failed to start"; mn_stop "$dir"; return 1; }
-    for ((i = 0; i < tmo * 10; i++)); do
-        rbc_client "$dir" scontrol ping 2>/dev/null | grep -q 'is UP' && break
-        sleep 0.1
-    done
+    rbc_start_ctld "$dir" "$tmo" || { mn_stop "$dir"; return 1; }
     for node in "${nodes[@]}"; do
         mn_start_slurmd "$dir" "$node" \
             || { mn_logtail "$dir"; mn_die "slurmd $node failed to start"; mn_stop "$dir"; return 1; }
     done
-    local t1=$SECONDS
-    while ! mn_ready "$dir"; do
-        if ((SECONDS - t1 >= 3)); then
-            for node in "${nodes[@]}"; do
-                if ! rbc_pid_of "$dir" "slurmd-$node" >/dev/null; then
-                    mn_logtail "$dir"; mn_die "slurmd $node died during startup"
-                    mn_stop "$dir"; return 1
-                fi
-            done
-        fi
-        if ((SECONDS - t0 >= tmo)); then
-            rbc_client "$dir" scontrol ping >&2; rbc_client "$dir" sinfo -N >&2
-            mn_logtail "$dir"
-            mn_die "cluster in $dir not ready after ${tmo}s"
-            mn_stop "$dir"; return 1
-        fi
-        sleep 0.1
-    done
+    rbc_wait_ready "$dir" "$t0" "$tmo" mn_ready mn_slurmds_alive || { mn_stop "$dir"; return 1; }
     mn_log "cluster $cluster up in $dir: nodes ${nodes[*]} (ctld port $cport, slurmd ports $(sed -n 's/^NodeName=.* Port=\([0-9]*\) .*/\1/p' "$dir/slurm.conf" | tr '\n' ' '); $((SECONDS - t0))s)"
 }
 
 mn_stop() {
-    local dir=${1:-} tmo=${RB_STOP_TIMEOUT:-10}
+    local dir=${1:-} node pid
+    local -a slurmds=()
     [[ -n $dir ]] || { mn_die "usage: multinode.sh stop DIR"; return 2; }
     dir=${dir%/}
-    local ctld munge i jobs node pid
-    local -a slurmds=() stepds=() extra=() p=()
-    ctld=$(rbc_pid_of "$dir" slurmctld)
-    munge=$(rbc_pid_of "$dir" munged)
     for node in $(mn_conf_nodes "$dir"); do
         pid=$(rbc_pid_of "$dir" "slurmd-$node") && slurmds+=("$pid")
     done
-    if [[ -n $ctld && ${#slurmds[@]} -gt 0 ]]; then
-        jobs=$(rbc_client "$dir" squeue -h -o %i -t PD,R,CG,S,CF,RQ,RS,SE 2>/dev/null)
-        if [[ -n $jobs ]]; then
-            # shellcheck disable=SC2086
-            rbc_client "$dir" scancel $jobs 2>/dev/null
-            for ((i = 0; i < tmo * 10; i++)); do
-                [[ -z $(rbc_client "$dir" squeue -h -o %i -t R,CG,CF,S 2>/dev/null) ]] && break
-                sleep 0.1
-            done
-        fi
-    fi
-    mapfile -t stepds < <(rbc_stepds "$dir")
-    if [[ ${#stepds[@]} -gt 0 ]]; then
-        mapfile -t extra < <(rbc_descendants "${stepds[@]}")
-    fi
-    rbc_kill_wait "$tmo" "${slurmds[@]}" $ctld
-    p=("${stepds[@]}" "${extra[@]}")
-    if [[ ${#p[@]} -gt 0 ]]; then
-        local live=() q
-        for q in "${p[@]}"; do rbc_alive "$q" && live+=("$q"); done
-        [[ ${#live[@]} -gt 0 ]] && { mn_log "killing leftover job processes: ${live[*]}"; rbc_kill_wait 3 "${live[@]}"; }
-    fi
-    rbc_kill_wait "$tmo" $munge
-    rm -f "$dir"/run/*.pid 2>/dev/null
-    return 0
+    rbc_stop_daemons "$dir" "${slurmds[@]}"
 }
 
 # mn_stop_node DIR NODE - TERM that node's slurmd and wait until it is gone.
@@ -250,25 +183,13 @@ mn_stop_node() {
     mn_die "slurmd $node (pid $pid) did not stop"
 }
 
-mn_env() {
-    local dir=${1:?usage: multinode.sh env DIR}
-    dir=${dir%/}
-    printf 'export SLURM_CONF=%q\n' "$dir/slurm.conf"
-    printf 'export RB_CLUSTER_DIR=%q\n' "$dir"
-}
+mn_env() { rbc_env "$@"; }
 
 mn_status() {
-    local dir=${1:?usage: multinode.sh status DIR} rc=0 p pid node
+    local dir=${1:?usage: multinode.sh status DIR}
     dir=${dir%/}
-    for p in munged slurmctld $(mn_conf_nodes "$dir" | sed 's/^/slurmd-/'); do
-        if pid=$(rbc_pid_of "$dir" "$p"); then echo "$p: running (pid $pid)"
-        else echo "$p: not running"; rc=1; fi
-    done
-    if [[ $rc == 0 ]]; then
-        rbc_client "$dir" scontrol ping || rc=1
-        rbc_client "$dir" sinfo -N -o '%N %P %T %E' || rc=1
-    fi
-    return $rc
+    # shellcheck disable=SC2046
+    rbc_status_of "$dir" munged slurmctld $(mn_conf_nodes "$dir" | sed 's/^/slurmd-/')
 }
 
 mn_main() {
