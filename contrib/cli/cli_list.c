@@ -53,6 +53,16 @@ static void print_row(const rb_record *rec)
 	       rr, left);
 }
 
+/* {"job_id": N, "corrupt": "why"}: one entry of --json's "corrupt". */
+static json_object *corrupt_entry(uint32_t job_id, const char *why)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "job_id", json_object_new_int64(job_id));
+	json_object_object_add(o, "corrupt", cli_json_string(why));
+	return o;
+}
+
 static int on_job(uint32_t job_id, void *vctx)
 {
 	list_state *st = vctx;
@@ -69,13 +79,8 @@ static int on_job(uint32_t job_id, void *vctx)
 	if (rc < 0) {
 		st->corrupt++;
 		if (st->errors) {
-			json_object *o = json_object_new_object();
-
-			json_object_object_add(o, "job_id",
-					       json_object_new_int64(job_id));
-			json_object_object_add(o, "corrupt",
-					       cli_json_string(err.msg));
-			json_object_array_add(st->errors, o);
+			json_object_array_add(st->errors,
+					      corrupt_entry(job_id, err.msg));
 		} else {
 			char safe[RB_ERR_MAX * 3];
 

@@ -240,67 +240,76 @@ ssize_t rb_kv_unescape(const char *in, size_t inlen, char *out, size_t outlen)
 
 /* ---- enum names ---------------------------------------------------------- */
 
-/*
- * The names themselves belong to engine.c (the environment and the CLI use
- * the same words). These wrappers only insist that a name parses back to the
- * same value, so that we never write a record we could not read.
- */
-static const char *phase_name(rb_phase v)
+/* The engine's name for enum value v of a field of this type, or NULL. */
+static const char *enum_name(field_type type, int v)
 {
-	const char *n = rb_phase_name(v);
-	rb_phase back;
-
-	if (!n || rb_phase_parse(n, &back) != 0 || back != v)
-		return NULL;
-	return n;
-}
-
-static const char *end_name(rb_end v)
-{
-	const char *n = rb_end_name(v);
-	rb_end back;
-
-	if (!n || rb_end_parse(n, &back) != 0 || back != v)
-		return NULL;
-	return n;
-}
-
-static const char *confirm_name(rb_confirm v)
-{
-	const char *n = rb_confirm_name(v);
-	rb_confirm back;
-
-	if (!n || rb_confirm_parse(n, &back) != 0 || back != v)
-		return NULL;
-	return n;
-}
-
-static const char *accounting_name(rb_accounting v)
-{
-	const char *n = rb_accounting_name(v);
-	rb_accounting back;
-
-	if (!n || rb_accounting_parse(n, &back) != 0 || back != v)
-		return NULL;
-	return n;
-}
-
-static const char *field_enum_name(const field *f, const rb_record *rec)
-{
-	const char *p = (const char *)rec + f->off;
-
-	switch (f->type) {
+	switch (type) {
 	case F_PHASE:
-		return phase_name(*(const rb_phase *)p);
+		return rb_phase_name((rb_phase)v);
 	case F_END:
-		return end_name(*(const rb_end *)p);
+		return rb_end_name((rb_end)v);
 	case F_CONFIRM:
-		return confirm_name(*(const rb_confirm *)p);
+		return rb_confirm_name((rb_confirm)v);
 	case F_ACCOUNTING:
-		return accounting_name(*(const rb_accounting *)p);
+		return rb_accounting_name((rb_accounting)v);
 	default:
 		return NULL;
 	}
+}
+
+int rec_enum_value(field_type type, const char *name, int *out)
+{
+	rb_phase phase = RB_PHASE_NONE;
+	rb_end end = RB_END_NONE;
+	rb_confirm confirm = RB_CONFIRM_NONE;
+	rb_accounting accounting = RB_ACCOUNTING_GROUPED;
+	int rc;
+
+	if (type == F_PHASE)
+		rc = rb_phase_parse(name, &phase);
+	else if (type == F_END)
+		rc = rb_end_parse(name, &end);
+	else if (type == F_CONFIRM)
+		rc = rb_confirm_parse(name, &confirm);
+	else if (type == F_ACCOUNTING)
+		rc = rb_accounting_parse(name, &accounting);
+	else
+		return -1;
+	if (rc != 0)
+		return -1;
+	*out = type == F_PHASE ? (int)phase : type == F_END ? (int)end :
+	       type == F_CONFIRM ? (int)confirm : (int)accounting;
+	return 0;
+}
+
+/* The enum member at p, of a field of this type. */
+static int enum_member(field_type type, const char *p)
+{
+	switch (type) {
+	case F_PHASE:
+		return (int)*(const rb_phase *)p;
+	case F_END:
+		return (int)*(const rb_end *)p;
+	case F_CONFIRM:
+		return (int)*(const rb_confirm *)p;
+	default: /* F_ACCOUNTING */
+		return (int)*(const rb_accounting *)p;
+	}
+}
+
+/*
+ * The names themselves belong to engine.c (the environment and the CLI use
+ * the same words). Here a name is only taken if it parses back to the same
+ * value, so that we never write a record we could not read.
+ */
+static const char *field_enum_name(const field *f, const rb_record *rec)
+{
+	int v = enum_member(f->type, (const char *)rec + f->off), back;
+	const char *n = enum_name(f->type, v);
+
+	if (!n || rec_enum_value(f->type, n, &back) != 0 || back != v)
+		return NULL;
+	return n;
 }
 
 /*
@@ -417,6 +426,21 @@ size_t rb_fmt_hex64(uint64_t v, char *out)
 	return 16;
 }
 
+/* The decimal text of the integer field member at p, at num: its length. */
+static size_t format_integer(field_type type, const char *p, char *num)
+{
+	switch (type) {
+	case F_U32:
+		return rb_fmt_u64(*(const uint32_t *)p, num);
+	case F_INT:
+		return rb_fmt_i64(*(const int *)p, num);
+	case F_I64:
+		return rb_fmt_i64(*(const int64_t *)p, num);
+	default: /* F_U64 */
+		return rb_fmt_u64(*(const uint64_t *)p, num);
+	}
+}
+
 /* Append one field's "key=value\n"; -1 if the value cannot be written. */
 static int put_field(outbuf *o, const field *f, const rb_record *rec)
 {
@@ -435,16 +459,10 @@ static int put_field(outbuf *o, const field *f, const rb_record *rec)
 		put_escaped(o, p);
 		break;
 	case F_U32:
-		put(o, num, rb_fmt_u64(*(const uint32_t *)p, num));
-		break;
 	case F_INT:
-		put(o, num, rb_fmt_i64(*(const int *)p, num));
-		break;
 	case F_I64:
-		put(o, num, rb_fmt_i64(*(const int64_t *)p, num));
-		break;
 	case F_U64:
-		put(o, num, rb_fmt_u64(*(const uint64_t *)p, num));
+		put(o, num, format_integer(f->type, p, num));
 		break;
 	case F_BOOL:
 		put_str(o, *(const bool *)p ? "true" : "false");

@@ -50,6 +50,10 @@ extern const field rec_fields[REC_N_FIELDS];
 ssize_t rec_escape_bytes(const unsigned char *in, size_t n, char *out,
 			 size_t outlen);
 
+/* The engine's parser of an enum field's name (the names are engine.c's):
+ * 0 with *out, or -1 for a name it does not know. */
+int rec_enum_value(field_type type, const char *name, int *out);
+
 /* rb_checksum(text, len), from what rb_record_format last checksummed in
  * this thread when text is byte for byte that (see record.c). */
 uint64_t rec_memo_checksum(const char *text, size_t len);

@@ -158,29 +158,6 @@ static int parse_bool(const char *v, size_t n, value *val, const char **why)
 	return 0;
 }
 
-/* The engine's parser of f's enum for name: its value, or -1. */
-static int enum_value(field_type type, const char *name)
-{
-	rb_phase phase;
-	rb_end end;
-	rb_confirm confirm;
-	rb_accounting accounting;
-
-	switch (type) {
-	case F_PHASE:
-		return rb_phase_parse(name, &phase) < 0 ? -1 : (int)phase;
-	case F_END:
-		return rb_end_parse(name, &end) < 0 ? -1 : (int)end;
-	case F_CONFIRM:
-		return rb_confirm_parse(name, &confirm) < 0 ? -1 : (int)confirm;
-	case F_ACCOUNTING:
-		return rb_accounting_parse(name, &accounting) < 0 ? -1 :
-								     (int)accounting;
-	default:
-		return -1;
-	}
-}
-
 /* Enums: unescape into a small buffer, then the engine's parser. */
 static int parse_enum(const field *f, const char *v, size_t n, value *val,
 		      const char **why)
@@ -191,8 +168,7 @@ static int parse_enum(const field *f, const char *v, size_t n, value *val,
 	*why = "unknown name";
 	if (rb_kv_unescape(v, n, name, sizeof(name)) < 0)
 		return -1;
-	e = enum_value(f->type, name);
-	if (e < 0)
+	if (rec_enum_value(f->type, name, &e) < 0)
 		return -1;
 	val->v.e = e;
 	return 0;
