@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* ---- names ---------------------------------------------------------------- */
+/* ---- names --------------------------------------------------------------- */
 
 static bool valid_cluster(const char *s)
 {
@@ -143,7 +143,7 @@ const char *lg_job_path(const rb_ledger *l, uint32_t job_id,
 	return buf;
 }
 
-/* ---- trust ---------------------------------------------------------------- */
+/* ---- trust --------------------------------------------------------------- */
 
 int lg_check_trusted(const struct stat *st, const char *path, rb_err *err)
 {
@@ -346,7 +346,7 @@ int lg_open_bucket(rb_ledger *l, uint32_t job_id, bool create, int *out,
 	return open_subdir(l->dir_fd, b, create, l->mode, l, job_id, out, err);
 }
 
-/* ---- files of a bucket ---------------------------------------------------- */
+/* ---- files of a bucket --------------------------------------------------- */
 
 int lg_check_opened_file(rb_ledger *l, int fd, uint32_t job_id,
 			 const char *name, struct stat *st, bool must_be_root,

@@ -29,7 +29,7 @@
 
 struct rb_ledger {
 	int dir_fd;                 /* <state_dir>/<cluster> */
-	int dir_flag;               /* O_PATH (root) or O_RDONLY: see open_subdir */
+	int dir_flag;               /* O_PATH (root) or O_RDONLY: see subdir_flags */
 	rb_ledger_mode mode;
 	char cluster[CLUSTER_MAX + 1];
 	char path[RB_PATH_MAX];     /* "<state_dir>/<cluster>", for messages */
@@ -47,7 +47,7 @@ struct rb_job {
 	off_t log_size;
 };
 
-/* ---- ledger_fs.c: names ---- */
+/* ---- ledger_fs.c: names -------------------------------------------------- */
 /* 0, or -1 with err naming what a cluster name may be. */
 int lg_check_cluster(const char *cluster, rb_err *err);
 int lg_check_job_id(uint32_t job_id, rb_err *err);
@@ -59,7 +59,7 @@ void lg_tmp_name(const char *name, long pid, char *buf, size_t len);
 const char *lg_job_path(const rb_ledger *l, uint32_t job_id, const char *name,
 			char *buf, size_t len);
 
-/* ---- ledger_fs.c: trust and safe opens ---- */
+/* ---- ledger_fs.c: trust and safe opens ----------------------------------- */
 /* 0 if st is owned by root and not writable by group or others, else -1
  * with err naming path and the fix. */
 int lg_check_trusted(const struct stat *st, const char *path, rb_err *err);

@@ -104,7 +104,7 @@ _Static_assert(sizeof(rb_record) == 17656,
 	       "rb_record changed: update rec_fields[]");
 #endif
 
-/* ---- checksum and escaping ---------------------------------------------- */
+/* ---- checksum and escaping ----------------------------------------------- */
 
 int rb_submission_ok(const char *s)
 {
