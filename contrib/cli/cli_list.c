@@ -8,8 +8,6 @@
  */
 #include "cli.h"
 
-#include <errno.h>
-
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,10 +59,10 @@ static int on_job(uint32_t job_id, void *vctx)
 	rb_err err;
 	int rc;
 
-	rc = rb_ledger_read(st->ledger, job_id, st->rec, &err);
+	rc = rb_ledger_read_for_listing(st->ledger, job_id, st->rec, &err);
 	if (rc == 1)
 		return 0; /* removed since the scan (gc) */
-	if (rc < 0 && errno == EACCES) {
+	if (rc == RB_LEDGER_NOT_READABLE) {
 		st->hidden++; /* another group's job (docs/security.md) */
 		return 0;
 	}

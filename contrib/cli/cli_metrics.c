@@ -44,10 +44,10 @@ static int on_job(uint32_t job_id, void *vctx)
 	rb_err err;
 	int rc;
 
-	rc = rb_ledger_read(st->ledger, job_id, st->rec, &err);
+	rc = rb_ledger_read_for_listing(st->ledger, job_id, st->rec, &err);
 	if (rc == 1)
 		return 0; /* removed since the scan (gc) */
-	if (rc < 0 && errno == EACCES)
+	if (rc == RB_LEDGER_NOT_READABLE)
 		return 0; /* another group's job: metrics as a user are partial */
 	if (rc < 0) {
 		st->corrupt++;
@@ -112,79 +112,108 @@ static void format_metrics(FILE *f, const char *cluster,
 		   st->corrupt);
 }
 
-/* Replace path with text: a temp file in the same directory (a name the
- * textfile collector ignores: it reads only *.prom), fsync, rename, fsync
- * of the directory. 0, or -1 with a message. */
-static int write_atomic(const char *path, const char *text, size_t len)
-{
-	char *dcopy = NULL, *bcopy = NULL, *tmp = NULL;
-	const char *dir, *base;
-	int fd = -1, dfd = -1, rc = -1;
-	size_t off = 0;
+/* Where write_atomic puts its text first: "<dir>/.<base>.XXXXXX", a name
+ * the textfile collector ignores (it reads only *.prom). */
+typedef struct {
+	char *dcopy, *bcopy;  /* dirname and basename work on copies */
+	const char *dir;
+	char *tmp;
+} temp_name;
 
-	dcopy = strdup(path);
-	bcopy = strdup(path);
-	if (!dcopy || !bcopy)
-		goto nomem;
-	dir = dirname(dcopy);
-	base = basename(bcopy);
-	tmp = malloc(strlen(dir) + strlen(base) + 10);
-	if (!tmp)
-		goto nomem;
-	sprintf(tmp, "%s/.%s.XXXXXX", dir, base);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		cli_error("%s: cannot create a temporary file in %s: %s", path,
-			  dir, strerror(errno));
-		goto fail;
-	}
-	/* node_exporter runs as another user */
+/* 0, or -1 when out of memory. */
+static int make_temp_name(const char *path, temp_name *t)
+{
+	const char *base;
+
+	t->dcopy = strdup(path);
+	t->bcopy = strdup(path);
+	if (!t->dcopy || !t->bcopy)
+		return -1;
+	t->dir = dirname(t->dcopy);
+	base = basename(t->bcopy);
+	t->tmp = malloc(strlen(t->dir) + strlen(base) + 10);
+	if (!t->tmp)
+		return -1;
+	sprintf(t->tmp, "%s/.%s.XXXXXX", t->dir, base);
+	return 0;
+}
+
+static void free_temp_name(temp_name *t)
+{
+	free(t->tmp);
+	free(t->dcopy);
+	free(t->bcopy);
+}
+
+/* Fill the new temp file fd with text, readable by all (node_exporter runs
+ * as another user), fsync and close it (close() too can report a failed
+ * write). 0, or -1 with errno; fd is closed either way. */
+static int fill_temp(int fd, const char *text, size_t len)
+{
+	size_t off = 0;
+	int e;
+
 	if (fchmod(fd, 0644) < 0)
-		goto io;
+		goto fail;
 	while (off < len) {
 		ssize_t n = write(fd, text + off, len - off);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			goto io;
+			goto fail;
 		off += (size_t)n;
 	}
 	if (fsync(fd) < 0)
-		goto io;
-	if (close(fd) < 0) {
-		fd = -1;
-		goto io;
-	}
-	fd = -1;
-	if (rename(tmp, path) < 0) {
-		cli_error("%s: cannot rename %s to it: %s", path, tmp,
-			  strerror(errno));
 		goto fail;
-	}
-	free(tmp);
-	tmp = NULL;
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return close(fd);
+fail:
+	e = errno;
+	close(fd);
+	errno = e;
+	return -1;
+}
+
+/* The rename lives in the directory: best effort, the file is in place. */
+static void fsync_dir(const char *dir)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
 	if (dfd >= 0) {
 		(void)fsync(dfd);
 		close(dfd);
 	}
-	rc = 0;
-	goto out;
-nomem:
-	cli_error("out of memory");
-	goto fail;
-io:
-	cli_error("%s: cannot write %s: %s", path, tmp, strerror(errno));
-fail:
-	if (fd >= 0)
-		close(fd);
-	if (tmp)
-		unlink(tmp);
+}
+
+/* Replace path with text: a temp file in the same directory, fsync,
+ * rename, fsync of the directory. 0, or -1 with a message. */
+static int write_atomic(const char *path, const char *text, size_t len)
+{
+	temp_name t = { 0 };
+	int fd, rc = -1;
+
+	if (make_temp_name(path, &t) < 0) {
+		cli_error("out of memory");
+		goto out;
+	}
+	fd = mkstemp(t.tmp);
+	if (fd < 0)
+		cli_error("%s: cannot create a temporary file in %s: %s", path,
+			  t.dir, strerror(errno));
+	else if (fill_temp(fd, text, len) < 0)
+		cli_error("%s: cannot write %s: %s", path, t.tmp,
+			  strerror(errno));
+	else if (rename(t.tmp, path) < 0)
+		cli_error("%s: cannot rename %s to it: %s", path, t.tmp,
+			  strerror(errno));
+	else
+		rc = 0;
+	if (rc == 0)
+		fsync_dir(t.dir);
+	else
+		unlink(t.tmp);
 out:
-	free(tmp);
-	free(dcopy);
-	free(bcopy);
+	free_temp_name(&t);
 	return rc;
 }
 

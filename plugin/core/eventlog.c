@@ -243,6 +243,8 @@ int rb_ledger_events(rb_ledger *l, uint32_t job_id, rb_event_fn fn, void *ctx,
 	rc = lg_open_bucket(l, job_id, false, &bucket_fd, err);
 	if (rc == 0)
 		rc = lg_open_file_ro(l, bucket_fd, job_id, name, &fd, &st, err);
+	if (rc == RB_LEDGER_NOT_READABLE)
+		rc = -1; /* err says so; the log has no listing of its own */
 	if (rc == 0) {
 		buf = malloc(EVENT_LINE_MAX + 1);
 		rc = buf ? stream_events(fd, buf, path, fn, ctx, err) :

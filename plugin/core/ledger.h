@@ -19,6 +19,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "diag.h"
 #include "record.h"
@@ -47,6 +48,19 @@ void rb_ledger_close(rb_ledger *l);
 int rb_ledger_open_read(const char *state_dir, const char *cluster,
 			rb_ledger **out, rb_err *err);
 
+/* What rb_ledger_check_state_dir finds. */
+typedef enum {
+	RB_STATE_DIR_OK = 0,
+	RB_STATE_DIR_NOT_A_DIRECTORY,  /* a symlink, a file, ... */
+	RB_STATE_DIR_UNTRUSTED,        /* not root's, or group/other-writable */
+} rb_state_dir_verdict;
+
+/* The one judgement of a state_dir (docs/security.md, "Trust"): a real
+ * directory, owned by root, not writable by group or others. st: its lstat,
+ * or the fstat of it opened with O_NOFOLLOW. rb_ledger_open uses it; a
+ * caller that words its own message asks it too. */
+rb_state_dir_verdict rb_ledger_check_state_dir(const struct stat *st);
+
 
 /* Lock job_id's record (creating its root-only lock file and the event log
  * if needed): waits at most RB_LEDGER_LOCK_WAIT_MS for another holder, then
@@ -70,6 +84,14 @@ int rb_ledger_record_path(const char *state_dir, const char *cluster,
  * without the lock (a reader sees the old or the new record). */
 int rb_ledger_read(rb_ledger *l, uint32_t job_id, rb_record *rec, rb_err *err);
 int rb_ledger_read_locked(rb_job *j, rb_record *rec, rb_err *err);
+
+/* rb_ledger_read for a listing of every job (the CLI as any user): also
+ * RB_LEDGER_NOT_READABLE, with err set, for a record the caller may not
+ * read (another group's job: docs/security.md, "Who reads what"), which a
+ * listing skips rather than reports as corrupt. */
+#define RB_LEDGER_NOT_READABLE 2
+int rb_ledger_read_for_listing(rb_ledger *l, uint32_t job_id, rb_record *rec,
+			       rb_err *err);
 
 /* Replace the record atomically (rec->seq and rec->updated are set here). */
 int rb_ledger_write(rb_job *j, rb_record *rec, rb_err *err);

@@ -1,7 +1,8 @@
 /*
- * ledger_int.h - what the ledger's own files share (ledger.c: storage and
- * the lock; eventlog.c: the event log; ledger_scan.c: listing and removal).
- * Not for use outside the ledger.
+ * ledger_int.h - what the ledger's own files share (ledger.c: opening,
+ * reading and the atomic write; ledger_fs.c: names, state_dir and the safe
+ * opens; ledger_lock.c: the lock; eventlog.c: the event log; ledger_scan.c:
+ * listing and removal). Not for use outside the ledger.
  */
 #ifndef RB_LEDGER_INT_H
 #define RB_LEDGER_INT_H
@@ -28,7 +29,7 @@
 
 struct rb_ledger {
 	int dir_fd;                 /* <state_dir>/<cluster> */
-	int dir_flag;               /* O_PATH (root) or O_RDONLY: see open_subdir */
+	int dir_flag;               /* O_PATH (root) or O_RDONLY: see subdir_flags */
 	rb_ledger_mode mode;
 	char cluster[CLUSTER_MAX + 1];
 	char path[RB_PATH_MAX];     /* "<state_dir>/<cluster>", for messages */
@@ -46,12 +47,45 @@ struct rb_job {
 	off_t log_size;
 };
 
+/* ---- ledger_fs.c: names -------------------------------------------------- */
+/* 0, or -1 with err naming what a cluster name may be. */
+int lg_check_cluster(const char *cluster, rb_err *err);
 int lg_check_job_id(uint32_t job_id, rb_err *err);
+/* "<job_id><suffix>" (the same text as "%u%s"). */
 void lg_file_name(uint32_t job_id, const char *suffix, char *buf, size_t len);
+/* "<name>.tmp.<pid>": the temp file of a record write. */
+void lg_tmp_name(const char *name, long pid, char *buf, size_t len);
+/* "<state_dir>/<cluster>/<bucket>[/<name>]", for messages (errno kept). */
 const char *lg_job_path(const rb_ledger *l, uint32_t job_id, const char *name,
 			char *buf, size_t len);
+
+/* ---- ledger_fs.c: trust and safe opens ----------------------------------- */
+/* 0 if st is owned by root and not writable by group or others, else -1
+ * with err naming path and the fix. */
+int lg_check_trusted(const struct stat *st, const char *path, rb_err *err);
+/* state_dir opened (dir_flag: O_PATH or O_RDONLY) and judged by
+ * rb_ledger_check_state_dir: the fd, or -1 with err. */
+int lg_open_state_dir(const char *state_dir, int dir_flag, rb_err *err);
+/* l->dir_fd: <state_dir>/<cluster> under state_fd, created if asked (mode
+ * 0755). 0, 1 if missing and not created, -1. */
+int lg_open_cluster_dir(rb_ledger *l, int state_fd, bool create,
+			rb_err *err);
+/* job_id's bucket directory, created if asked: 0, 1 if missing, -1. */
 int lg_open_bucket(rb_ledger *l, uint32_t job_id, bool create, int *out,
 		   rb_err *err);
+/*
+ * A file of job_id's bucket just opened as fd: it must be a regular file,
+ * and, where root writes (must_be_root), owned by root and not writable by
+ * group or others. 0, or -1 with err (the caller closes fd).
+ */
+int lg_check_opened_file(rb_ledger *l, int fd, uint32_t job_id,
+			 const char *name, struct stat *st, bool must_be_root,
+			 rb_err *err);
+/*
+ * Open file `name` of job_id's bucket for reading: regular, not a symlink,
+ * not blocking on a FIFO. Returns 0, 1 if absent, RB_LEDGER_NOT_READABLE
+ * (another group's file) or -1, err set for both.
+ */
 int lg_open_file_ro(rb_ledger *l, int bucket_fd, uint32_t job_id,
 		    const char *name, int *out, struct stat *st, rb_err *err);
 

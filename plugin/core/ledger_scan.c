@@ -63,15 +63,80 @@ static int id_push(id_list *list, uint32_t id)
 	return 0;
 }
 
+/* Called by each_entry for one name of a directory (dir_fd): 0 goes on,
+ * -1 (err set) stops. */
+typedef int (*entry_fn)(int dir_fd, const char *name, void *ctx,
+			rb_err *err);
+
+/*
+ * Call fn for each entry of the directory open as fd (taken: closed here).
+ * 0, or -1 with err: fn's, or the directory's (path) when it cannot be
+ * read, a failed readdir counting only where read_errors.
+ */
+static int each_entry(int fd, const char *path, bool read_errors,
+		      entry_fn fn, void *ctx, rb_err *err)
+{
+	struct dirent *de;
+	DIR *d = fdopendir(fd);
+	int rc = 0;
+
+	if (!d) {
+		rb_err_set(err, "%s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	for (;;) {
+		errno = 0;
+		de = readdir(d);
+		if (!de)
+			break;
+		rc = fn(fd, de->d_name, ctx, err);
+		if (rc < 0)
+			break;
+	}
+	if (!de && errno && read_errors)
+		rc = rb_err_set(err, "%s: %s", path, strerror(errno));
+	closedir(d);
+	return rc;
+}
+
+/* What the walk of one bucket collects. */
+typedef struct {
+	id_list *list;
+	unsigned bucket;   /* job_id % 1000 of the directory walked */
+} bucket_walk;
+
+/* Keep name if it is the "<id>.rec" regular file of a job of this bucket. */
+static int on_bucket_entry(int dir_fd, const char *name, void *ctx,
+			   rb_err *err)
+{
+	const bucket_walk *w = ctx;
+	size_t len = strlen(name);
+	struct stat st;
+	uint32_t id;
+
+	if (len <= 4 || strcmp(name + len - 4, ".rec") != 0 ||
+	    !parse_job_id(name, len - 4, &id))
+		return 0; /* "*.rec.tmp.*", "*.log", strangers */
+	/* In another bucket than ours, rb_ledger_read cannot reach it: not a
+	 * record. */
+	if (id % 1000 != w->bucket)
+		return 0;
+	if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    !S_ISREG(st.st_mode))
+		return 0;
+	if (id_push(w->list, id) < 0)
+		return rb_err_set(err, "out of memory");
+	return 0;
+}
+
 /* Collect the "<id>.rec" regular files of one bucket directory. */
 static int scan_bucket(rb_ledger *l, const char *bname, unsigned bucket,
 		       id_list *list, rb_err *err)
 {
 	char path[PATH_BUF];
-	struct dirent *de;
-	DIR *d = NULL;
+	bucket_walk w = { list, bucket };
 	int fd;
-	int rc = -1;
 
 	snprintf(path, sizeof(path), "%s/%.3s", l->path, bname);
 	fd = openat(l->dir_fd, bname,
@@ -83,53 +148,33 @@ static int scan_bucket(rb_ledger *l, const char *bname, unsigned bucket,
 			return 0;
 		return rb_err_set(err, "%s: %s", path, strerror(errno));
 	}
-	d = fdopendir(fd);
-	if (!d) {
-		rb_err_set(err, "%s: %s", path, strerror(errno));
-		close(fd);
-		goto fail;
-	}
-	for (;;) {
-		struct stat st;
-		size_t len;
-		uint32_t id;
+	return each_entry(fd, path, true, on_bucket_entry, &w, err);
+}
 
-		errno = 0;
-		de = readdir(d);
-		if (!de)
-			break;
-		len = strlen(de->d_name);
-		if (len <= 4 || strcmp(de->d_name + len - 4, ".rec") != 0 ||
-		    !parse_job_id(de->d_name, len - 4, &id))
-			continue; /* "*.rec.tmp.*", "*.log", strangers */
-		/* In another bucket than ours, rb_ledger_read cannot reach
-		 * it: not a record. */
-		if (id % 1000 != bucket)
-			continue;
-		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-		    !S_ISREG(st.st_mode))
-			continue;
-		if (id_push(list, id) < 0) {
-			rb_err_set(err, "out of memory");
-			goto fail;
-		}
-	}
-	if (errno) {
-		rb_err_set(err, "%s: %s", path, strerror(errno));
-		goto fail;
-	}
-	rc = 0;
-fail:
-	if (d)
-		closedir(d);
-	return rc;
+typedef struct {
+	rb_ledger *l;
+	id_list *list;
+} jobs_walk;
+
+/* Scan name if it is a bucket: three digits. */
+static int on_cluster_entry(int dir_fd, const char *s, void *ctx,
+			    rb_err *err)
+{
+	const jobs_walk *w = ctx;
+
+	(void)dir_fd;
+	if (strlen(s) != 3 || s[0] < '0' || s[0] > '9' ||
+	    s[1] < '0' || s[1] > '9' || s[2] < '0' || s[2] > '9')
+		return 0;
+	return scan_bucket(w->l, s, (unsigned)((s[0] - '0') * 100 +
+					       (s[1] - '0') * 10 + (s[2] - '0')),
+			   w->list, err);
 }
 
 int rb_ledger_jobs(rb_ledger *l, rb_job_fn fn, void *ctx, rb_err *err)
 {
 	id_list list = { NULL, 0, 0 };
-	struct dirent *de;
-	DIR *d = NULL;
+	jobs_walk w = { l, &list };
 	size_t i;
 	int fd;
 	int rc = -1;
@@ -138,36 +183,10 @@ int rb_ledger_jobs(rb_ledger *l, rb_job_fn fn, void *ctx, rb_err *err)
 	fd = openat(l->dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
 		rb_err_set(err, "%s: %s", l->path, strerror(errno));
-		goto fail;
+		goto out;
 	}
-	d = fdopendir(fd);
-	if (!d) {
-		rb_err_set(err, "%s: %s", l->path, strerror(errno));
-		close(fd);
-		goto fail;
-	}
-	for (;;) {
-		const char *s;
-
-		errno = 0;
-		de = readdir(d);
-		if (!de)
-			break;
-		s = de->d_name;
-		if (strlen(s) != 3 || s[0] < '0' || s[0] > '9' ||
-		    s[1] < '0' || s[1] > '9' || s[2] < '0' || s[2] > '9')
-			continue;
-		if (scan_bucket(l, s, (unsigned)((s[0] - '0') * 100 +
-						 (s[1] - '0') * 10 +
-						 (s[2] - '0')),
-				&list, err) < 0)
-			goto fail;
-		errno = 0;
-	}
-	if (errno) {
-		rb_err_set(err, "%s: %s", l->path, strerror(errno));
-		goto fail;
-	}
+	if (each_entry(fd, l->path, true, on_cluster_entry, &w, err) < 0)
+		goto out;
 	/* Sorted, so that `list` prints the same way every time. */
 	if (list.n)
 		qsort(list.ids, list.n, sizeof(*list.ids), cmp_u32);
@@ -175,51 +194,45 @@ int rb_ledger_jobs(rb_ledger *l, rb_job_fn fn, void *ctx, rb_err *err)
 		if (fn(list.ids[i], ctx) != 0)
 			break;
 	rc = 0;
-fail:
-	if (d)
-		closedir(d);
+out:
 	free(list.ids);
 	return rc;
 }
 
-/* Remove "<id>.rec.tmp.*" leftovers of crashed writers of this job. */
+typedef struct {
+	rb_job *j;
+	const char *dirpath;
+	char prefix[NAME_BUF];  /* "<id>.rec.tmp." */
+	size_t plen;
+} tmp_walk;
+
+static int on_tmp_entry(int dir_fd, const char *name, void *ctx,
+			rb_err *err)
+{
+	const tmp_walk *w = ctx;
+
+	(void)dir_fd;
+	if (strncmp(name, w->prefix, w->plen) != 0)
+		return 0;
+	if (unlinkat(w->j->bucket_fd, name, 0) < 0 && errno != ENOENT)
+		return rb_err_set(err, "%s/%s: %s", w->dirpath, name,
+				  strerror(errno));
+	return 0;
+}
+
+/* Remove "<id>.rec.tmp.*" leftovers of crashed writers of this job. A
+ * directory that fails part way through being read is left as it is. */
 static int remove_stale_tmp(rb_job *j, const char *dirpath, rb_err *err)
 {
-	char prefix[NAME_BUF];
-	struct dirent *de;
-	size_t plen;
-	DIR *d = NULL;
+	tmp_walk w = { .j = j, .dirpath = dirpath };
 	int fd;
-	int rc = -1;
 
-	lg_file_name(j->job_id, ".rec.tmp.", prefix, sizeof(prefix));
-	plen = strlen(prefix);
+	lg_file_name(j->job_id, ".rec.tmp.", w.prefix, sizeof(w.prefix));
+	w.plen = strlen(w.prefix);
 	fd = openat(j->bucket_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		rb_err_set(err, "%s: %s", dirpath, strerror(errno));
-		goto fail;
-	}
-	d = fdopendir(fd);
-	if (!d) {
-		rb_err_set(err, "%s: %s", dirpath, strerror(errno));
-		close(fd);
-		goto fail;
-	}
-	while ((de = readdir(d))) {
-		if (strncmp(de->d_name, prefix, plen) != 0)
-			continue;
-		if (unlinkat(j->bucket_fd, de->d_name, 0) < 0 &&
-		    errno != ENOENT) {
-			rb_err_set(err, "%s/%s: %s", dirpath, de->d_name,
-				   strerror(errno));
-			goto fail;
-		}
-	}
-	rc = 0;
-fail:
-	if (d)
-		closedir(d);
-	return rc;
+	if (fd < 0)
+		return rb_err_set(err, "%s: %s", dirpath, strerror(errno));
+	return each_entry(fd, dirpath, false, on_tmp_entry, &w, err);
 }
 
 int rb_ledger_remove(rb_job *j, rb_err *err)

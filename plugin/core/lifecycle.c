@@ -499,7 +499,7 @@ static int read_slow_path(const rb_config *cfg, const char *cluster,
 	if (lstat(cfg->state_dir, &st) < 0)
 		return rb_err_set(err, "state_dir %s: %s", cfg->state_dir,
 				  strerror(errno));
-	if (!S_ISDIR(st.st_mode) || !rb_root_trusted(&st))
+	if (rb_ledger_check_state_dir(&st) != RB_STATE_DIR_OK)
 		return rb_err_set(err, "state_dir %s is owned by uid %u with "
 				  "mode %04o; it must be a directory owned by "
 				  "root and not writable by group or others",

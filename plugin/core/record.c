@@ -9,18 +9,10 @@
  *   cur.checkpoint=/home/a/ck/checkpoint-7
  *   checksum=0123456789abcdef  64-bit FNV-1a of every byte before this line
  *
- * The parser is written for hostile input (the ledger is shared over NFS and
- * the parser will be fuzzed): every read is bounded by `len`, integers are
- * parsed by a checked routine (no strtol, no overflow), and the whole text is
- * validated into a scratch record before the caller's record is touched, so
- * a refused record never leaves zeros or half a record behind.
- *
- * The accepted text is canonical: escapes are upper-case and only for bytes
- * that need them, integers have no sign or leading zeros beyond "-N" and
- * "0". So for any text that parses, formatting the result gives the same
- * bytes back (up to key order), a property a fuzzer can check.
+ * This file holds the format: the field table, escaping, checksums and
+ * writing. The strict parser is in record_parse.c.
  */
-#include "record.h"
+#include "record_int.h"
 
 #include <inttypes.h>
 #include <limits.h>
@@ -28,38 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define VERSION_PREFIX "restore_budget-record "
-#define CHECKSUM_KEY "checksum="
-#define CHECKSUM_HEX 16
-/* Longest enum name we accept when parsing; longer is simply unknown. */
-#define ENUM_NAME_MAX 32
-/* How much of a bad key or value an error message quotes. */
-#define SHOW_MAX 48
-
-typedef enum {
-	F_STR,
-	F_U32,
-	F_INT,
-	F_I64,
-	F_U64,
-	F_BOOL,
-	F_PHASE,
-	F_END,
-	F_CONFIRM,
-	F_ACCOUNTING,
-} field_type;
-
-typedef struct {
-	const char *key;
-	size_t klen;   /* strlen(key) */
-	size_t off;
-	size_t size;   /* F_STR: buffer size including the NUL */
-	int64_t min;   /* F_INT, F_I64: accepted range */
-	int64_t max;
-	field_type type;
-	int since;     /* the record version that added it; 0 = the first */
-} field;
 
 #define MEMBER_SIZE(m) sizeof(((rb_record *)0)->m)
 #define FIELD(k, t, m, ...) { .key = k, .klen = sizeof(k) - 1, .type = t, .off = offsetof(rb_record, m), __VA_ARGS__ }
@@ -77,7 +37,7 @@ typedef struct {
  * attempt numbers and "unlimited" for max_failures; end_code is whatever the
  * epilog saw, so any int.
  */
-static const field fields[] = {
+const field rec_fields[REC_N_FIELDS] = {
 	STR("cluster", cluster),
 	U32("job_id", job_id),
 	U32("uid", uid),
@@ -122,28 +82,29 @@ static const field fields[] = {
 	STR("cur.checkpoint", budget.cur.checkpoint),
 };
 
-#define N_FIELDS (sizeof(fields) / sizeof(fields[0]))
-
-/* The parser tracks "seen" in one 64-bit mask. */
-_Static_assert(N_FIELDS <= 64, "too many record fields for the seen mask");
+/* REC_N_FIELDS is the table's length, and the parser tracks "seen" in one
+ * 64-bit mask. */
+_Static_assert(sizeof(rec_fields) / sizeof(rec_fields[0]) == REC_N_FIELDS,
+	       "REC_N_FIELDS is not the length of rec_fields[]");
+_Static_assert(REC_N_FIELDS <= 64, "too many record fields for the seen mask");
 
 /*
  * Tripwire: a field added to rb_record, rb_budget, rb_attempt or rb_limits
- * but not to fields[] above would be silently dropped by every write (the
+ * but not to rec_fields[] above would be silently dropped by every write (the
  * ledger would forget it between the prolog and the epilog). When one of
- * these fails, add the new member to fields[] (and to fill_record in
+ * these fails, add the new member to rec_fields[] (and to fill_record in
  * tests/unit/test_record.c), then update the size here. LP64 sizes only.
  */
 #if defined(__LP64__)
-_Static_assert(sizeof(rb_limits) == 20, "rb_limits changed: update fields[]");
+_Static_assert(sizeof(rb_limits) == 20, "rb_limits changed: update rec_fields[]");
 _Static_assert(sizeof(rb_attempt) == 4160,
-	       "rb_attempt changed: update fields[]");
-_Static_assert(sizeof(rb_budget) == 8320, "rb_budget changed: update fields[]");
+	       "rb_attempt changed: update rec_fields[]");
+_Static_assert(sizeof(rb_budget) == 8320, "rb_budget changed: update rec_fields[]");
 _Static_assert(sizeof(rb_record) == 17656,
-	       "rb_record changed: update fields[]");
+	       "rb_record changed: update rec_fields[]");
 #endif
 
-/* ---- checksum and escaping ---------------------------------------------- */
+/* ---- checksum and escaping ----------------------------------------------- */
 
 int rb_submission_ok(const char *s)
 {
@@ -189,9 +150,8 @@ static int hex_value(char c)
 	return -1;
 }
 
-/* Escape n bytes of in into out (size outlen, NUL-terminated). */
-static ssize_t escape_bytes(const unsigned char *in, size_t n, char *out,
-			    size_t outlen)
+ssize_t rec_escape_bytes(const unsigned char *in, size_t n, char *out,
+			 size_t outlen)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	size_t pos = 0;
@@ -222,7 +182,7 @@ fail:
 
 ssize_t rb_kv_escape(const char *in, char *out, size_t outlen)
 {
-	return escape_bytes((const unsigned char *)in, strlen(in), out, outlen);
+	return rec_escape_bytes((const unsigned char *)in, strlen(in), out, outlen);
 }
 
 /*
@@ -280,67 +240,76 @@ ssize_t rb_kv_unescape(const char *in, size_t inlen, char *out, size_t outlen)
 
 /* ---- enum names ---------------------------------------------------------- */
 
-/*
- * The names themselves belong to engine.c (the environment and the CLI use
- * the same words). These wrappers only insist that a name parses back to the
- * same value, so that we never write a record we could not read.
- */
-static const char *phase_name(rb_phase v)
+/* The engine's name for enum value v of a field of this type, or NULL. */
+static const char *enum_name(field_type type, int v)
 {
-	const char *n = rb_phase_name(v);
-	rb_phase back;
-
-	if (!n || rb_phase_parse(n, &back) != 0 || back != v)
-		return NULL;
-	return n;
-}
-
-static const char *end_name(rb_end v)
-{
-	const char *n = rb_end_name(v);
-	rb_end back;
-
-	if (!n || rb_end_parse(n, &back) != 0 || back != v)
-		return NULL;
-	return n;
-}
-
-static const char *confirm_name(rb_confirm v)
-{
-	const char *n = rb_confirm_name(v);
-	rb_confirm back;
-
-	if (!n || rb_confirm_parse(n, &back) != 0 || back != v)
-		return NULL;
-	return n;
-}
-
-static const char *accounting_name(rb_accounting v)
-{
-	const char *n = rb_accounting_name(v);
-	rb_accounting back;
-
-	if (!n || rb_accounting_parse(n, &back) != 0 || back != v)
-		return NULL;
-	return n;
-}
-
-static const char *field_enum_name(const field *f, const rb_record *rec)
-{
-	const char *p = (const char *)rec + f->off;
-
-	switch (f->type) {
+	switch (type) {
 	case F_PHASE:
-		return phase_name(*(const rb_phase *)p);
+		return rb_phase_name((rb_phase)v);
 	case F_END:
-		return end_name(*(const rb_end *)p);
+		return rb_end_name((rb_end)v);
 	case F_CONFIRM:
-		return confirm_name(*(const rb_confirm *)p);
+		return rb_confirm_name((rb_confirm)v);
 	case F_ACCOUNTING:
-		return accounting_name(*(const rb_accounting *)p);
+		return rb_accounting_name((rb_accounting)v);
 	default:
 		return NULL;
 	}
+}
+
+int rec_enum_value(field_type type, const char *name, int *out)
+{
+	rb_phase phase = RB_PHASE_NONE;
+	rb_end end = RB_END_NONE;
+	rb_confirm confirm = RB_CONFIRM_NONE;
+	rb_accounting accounting = RB_ACCOUNTING_GROUPED;
+	int rc;
+
+	if (type == F_PHASE)
+		rc = rb_phase_parse(name, &phase);
+	else if (type == F_END)
+		rc = rb_end_parse(name, &end);
+	else if (type == F_CONFIRM)
+		rc = rb_confirm_parse(name, &confirm);
+	else if (type == F_ACCOUNTING)
+		rc = rb_accounting_parse(name, &accounting);
+	else
+		return -1;
+	if (rc != 0)
+		return -1;
+	*out = type == F_PHASE ? (int)phase : type == F_END ? (int)end :
+	       type == F_CONFIRM ? (int)confirm : (int)accounting;
+	return 0;
+}
+
+/* The enum member at p, of a field of this type. */
+static int enum_member(field_type type, const char *p)
+{
+	switch (type) {
+	case F_PHASE:
+		return (int)*(const rb_phase *)p;
+	case F_END:
+		return (int)*(const rb_end *)p;
+	case F_CONFIRM:
+		return (int)*(const rb_confirm *)p;
+	default: /* F_ACCOUNTING */
+		return (int)*(const rb_accounting *)p;
+	}
+}
+
+/*
+ * The names themselves belong to engine.c (the environment and the CLI use
+ * the same words). Here a name is only taken if it parses back to the same
+ * value, so that we never write a record we could not read.
+ */
+static const char *field_enum_name(const field *f, const rb_record *rec)
+{
+	int v = enum_member(f->type, (const char *)rec + f->off), back;
+	const char *n = enum_name(f->type, v);
+
+	if (!n || rec_enum_value(f->type, n, &back) != 0 || back != v)
+		return NULL;
+	return n;
 }
 
 /*
@@ -370,8 +339,7 @@ static void memo_remember(const char *text, size_t len, uint64_t sum)
 	memo.sum = sum;
 }
 
-/* rb_checksum(text, len), from the memo when text is what it holds. */
-static uint64_t memo_checksum(const char *text, size_t len)
+uint64_t rec_memo_checksum(const char *text, size_t len)
 {
 	bool same = memo.len == len && memcmp(text, memo.text, len) == 0;
 	uint64_t sum = same ? memo.sum : rb_checksum(text, len);
@@ -458,6 +426,21 @@ size_t rb_fmt_hex64(uint64_t v, char *out)
 	return 16;
 }
 
+/* The decimal text of the integer field member at p, at num: its length. */
+static size_t format_integer(field_type type, const char *p, char *num)
+{
+	switch (type) {
+	case F_U32:
+		return rb_fmt_u64(*(const uint32_t *)p, num);
+	case F_INT:
+		return rb_fmt_i64(*(const int *)p, num);
+	case F_I64:
+		return rb_fmt_i64(*(const int64_t *)p, num);
+	default: /* F_U64 */
+		return rb_fmt_u64(*(const uint64_t *)p, num);
+	}
+}
+
 /* Append one field's "key=value\n"; -1 if the value cannot be written. */
 static int put_field(outbuf *o, const field *f, const rb_record *rec)
 {
@@ -476,16 +459,10 @@ static int put_field(outbuf *o, const field *f, const rb_record *rec)
 		put_escaped(o, p);
 		break;
 	case F_U32:
-		put(o, num, rb_fmt_u64(*(const uint32_t *)p, num));
-		break;
 	case F_INT:
-		put(o, num, rb_fmt_i64(*(const int *)p, num));
-		break;
 	case F_I64:
-		put(o, num, rb_fmt_i64(*(const int64_t *)p, num));
-		break;
 	case F_U64:
-		put(o, num, rb_fmt_u64(*(const uint64_t *)p, num));
+		put(o, num, format_integer(f->type, p, num));
 		break;
 	case F_BOOL:
 		put_str(o, *(const bool *)p ? "true" : "false");
@@ -515,8 +492,8 @@ ssize_t rb_record_format(const rb_record *rec, char *buf, size_t len)
 	n = rb_fmt_i64(RB_RECORD_VERSION, line);
 	line[n++] = '\n';
 	put(&o, line, n);
-	for (i = 0; i < N_FIELDS; i++)
-		if (put_field(&o, &fields[i], rec) < 0)
+	for (i = 0; i < REC_N_FIELDS; i++)
+		if (put_field(&o, &rec_fields[i], rec) < 0)
 			return -1;
 	if (o.full)
 		return -1;
@@ -539,436 +516,3 @@ void rb_record_init(rb_record *rec)
 	rb_budget_init(&rec->budget);
 }
 
-/* ---- parsing ------------------------------------------------------------- */
-
-/* Canonical unsigned decimal: digits only, no leading zero but "0". */
-static int parse_u64(const char *s, size_t n, uint64_t *out)
-{
-	uint64_t v = 0;
-	size_t i;
-
-	if (n == 0 || (s[0] == '0' && n > 1))
-		return -1;
-	for (i = 0; i < n; i++) {
-		unsigned d;
-
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-		d = (unsigned)(s[i] - '0');
-		if (v > (UINT64_MAX - d) / 10)
-			return -1;
-		v = v * 10 + d;
-	}
-	*out = v;
-	return 0;
-}
-
-/* Canonical signed decimal within [min, max]; "-0" is refused. */
-static int parse_i64(const char *s, size_t n, int64_t min, int64_t max,
-		     int64_t *out)
-{
-	bool neg = n > 0 && s[0] == '-';
-	uint64_t mag;
-	int64_t v;
-
-	if (parse_u64(s + neg, n - neg, &mag) < 0)
-		return -1;
-	if (neg) {
-		if (mag == 0 || mag > (uint64_t)INT64_MAX + 1)
-			return -1;
-		/* -(INT64_MAX + 1) cannot be negated in int64_t. */
-		v = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN
-						   : -(int64_t)mag;
-	} else {
-		if (mag > (uint64_t)INT64_MAX)
-			return -1;
-		v = (int64_t)mag;
-	}
-	if (v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/* Quote at most SHOW_MAX bytes of untrusted text for an error message. */
-static const char *show(const char *s, size_t n, char *buf, size_t len)
-{
-	size_t take = n > SHOW_MAX ? SHOW_MAX : n;
-
-	if (escape_bytes((const unsigned char *)s, take, buf, len) < 0)
-		return "?";
-	if (take < n) {
-		size_t used = strlen(buf);
-
-		if (used + sizeof("...") <= len)
-			memcpy(buf + used, "...", sizeof("..."));
-	}
-	return buf;
-}
-
-/* One parsed value, held until the whole text has been checked. */
-typedef struct {
-	const char *text;  /* F_STR: the escaped value (checked) */
-	size_t n;
-	union {
-		uint64_t u;
-		int64_t i;
-		bool b;
-		int e;         /* enums */
-	} v;
-} value;
-
-/* Check one value of field f and keep it in val. Returns 0, or -1 with why
- * (NULL for an integer out of its field's range: the caller names the
- * range). Nothing is written to the caller's record here. */
-static int parse_value(const field *f, const char *v, size_t n, value *val,
-		       const char **why)
-{
-	char name[ENUM_NAME_MAX];
-	uint64_t u;
-	int64_t i;
-
-	switch (f->type) {
-	case F_STR:
-		if (unescape(v, n, NULL, f->size) < 0) {
-			*why = "bad %-escape, unescaped byte or too long";
-			return -1;
-		}
-		val->text = v;
-		val->n = n;
-		return 0;
-	case F_U32:
-		if (parse_u64(v, n, &u) < 0 || u > UINT32_MAX) {
-			*why = "not a decimal integer in 0..4294967295";
-			return -1;
-		}
-		val->v.u = u;
-		return 0;
-	case F_U64:
-		if (parse_u64(v, n, &u) < 0) {
-			*why = "not a decimal integer in 0..2^64-1";
-			return -1;
-		}
-		val->v.u = u;
-		return 0;
-	case F_INT:
-	case F_I64:
-		if (parse_i64(v, n, f->min, f->max, &i) < 0)
-			return -1; /* why stays NULL: the caller names the range */
-		val->v.i = i;
-		return 0;
-	case F_BOOL:
-		if (n == 4 && memcmp(v, "true", 4) == 0)
-			val->v.b = true;
-		else if (n == 5 && memcmp(v, "false", 5) == 0)
-			val->v.b = false;
-		else {
-			*why = "not true or false";
-			return -1;
-		}
-		return 0;
-	default:
-		break;
-	}
-
-	/* Enums: unescape into a small buffer, then the engine's parser. */
-	*why = "unknown name";
-	if (unescape(v, n, name, sizeof(name)) < 0)
-		return -1;
-	switch (f->type) {
-	case F_PHASE: {
-		rb_phase x;
-
-		if (rb_phase_parse(name, &x) < 0)
-			return -1;
-		val->v.e = (int)x;
-		return 0;
-	}
-	case F_END: {
-		rb_end x;
-
-		if (rb_end_parse(name, &x) < 0)
-			return -1;
-		val->v.e = (int)x;
-		return 0;
-	}
-	case F_CONFIRM: {
-		rb_confirm x;
-
-		if (rb_confirm_parse(name, &x) < 0)
-			return -1;
-		val->v.e = (int)x;
-		return 0;
-	}
-	case F_ACCOUNTING: {
-		rb_accounting x;
-
-		if (rb_accounting_parse(name, &x) < 0)
-			return -1;
-		val->v.e = (int)x;
-		return 0;
-	}
-	default:
-		return -1;
-	}
-}
-
-/* Put a checked value into its member of rec. */
-static void store_value(const field *f, const value *val, rb_record *rec)
-{
-	char *p = (char *)rec + f->off;
-
-	switch (f->type) {
-	case F_STR:
-		/* checked by parse_value: cannot fail */
-		(void)unescape(val->text, val->n, p, f->size);
-		break;
-	case F_U32:
-		*(uint32_t *)p = (uint32_t)val->v.u;
-		break;
-	case F_U64:
-		*(uint64_t *)p = val->v.u;
-		break;
-	case F_INT:
-		*(int *)p = (int)val->v.i;
-		break;
-	case F_I64:
-		*(int64_t *)p = val->v.i;
-		break;
-	case F_BOOL:
-		*(bool *)p = val->v.b;
-		break;
-	case F_PHASE:
-		*(rb_phase *)p = (rb_phase)val->v.e;
-		break;
-	case F_END:
-		*(rb_end *)p = (rb_end)val->v.e;
-		break;
-	case F_CONFIRM:
-		*(rb_confirm *)p = (rb_confirm)val->v.e;
-		break;
-	case F_ACCOUNTING:
-		*(rb_accounting *)p = (rb_accounting)val->v.e;
-		break;
-	}
-}
-
-/* The field called key[0, n). Records are written in fields[] order, so
- * the one after the previous line's (hint) is tried first. */
-static const field *find_field(const char *key, size_t n, size_t hint,
-			       size_t *index)
-{
-	size_t i;
-
-	if (hint < N_FIELDS && fields[hint].klen == n &&
-	    memcmp(fields[hint].key, key, n) == 0) {
-		*index = hint;
-		return &fields[hint];
-	}
-	for (i = 0; i < N_FIELDS; i++) {
-		if (fields[i].klen == n && memcmp(fields[i].key, key, n) == 0) {
-			*index = i;
-			return &fields[i];
-		}
-	}
-	return NULL;
-}
-
-/* Check the key=value lines in text[start, end), numbered from line 2, into
- * vals[] (one per field). */
-static int parse_fields(const char *text, size_t start, size_t end,
-			int version, value *vals, rb_err *err)
-{
-	uint64_t seen = 0;
-	unsigned lineno = 2;
-	size_t p = start, hint = 0;
-	char q[SHOW_MAX * 3 + 8];
-	size_t i;
-
-	while (p < end) {
-		/* end is the start of the checksum line, so every line before
-		 * it ends with '\n' inside [p, end). */
-		const char *nl = memchr(text + p, '\n', end - p);
-		size_t e = (size_t)(nl - text);
-		const char *eq = memchr(text + p, '=', e - p);
-		const char *why = NULL;
-		const field *f;
-		size_t idx = 0;
-		size_t klen, vstart;
-
-		if (e == p)
-			return rb_err_set(err, "line %u: empty line", lineno);
-		if (!eq)
-			return rb_err_set(err, "line %u: '%s' is not key=value",
-					  lineno, show(text + p, e - p, q,
-						       sizeof(q)));
-		klen = (size_t)(eq - (text + p));
-		vstart = (size_t)(eq - text) + 1;
-		f = find_field(text + p, klen, hint, &idx);
-		if (!f)
-			return rb_err_set(err, "line %u: unknown key '%s'",
-					  lineno, show(text + p, klen, q,
-						       sizeof(q)));
-		if (f->since > version)
-			return rb_err_set(err, "line %u: key '%s' is not part of "
-					  "record version %d", lineno, f->key,
-					  version);
-		if (seen & (1ULL << idx))
-			return rb_err_set(err, "line %u: duplicate key '%s'",
-					  lineno, f->key);
-		seen |= 1ULL << idx;
-		hint = idx + 1;
-		if (parse_value(f, text + vstart, e - vstart, &vals[idx],
-				&why) < 0) {
-			show(text + vstart, e - vstart, q, sizeof(q));
-			if (why)
-				return rb_err_set(err, "line %u: bad value for "
-						  "%s: '%s' (%s)", lineno,
-						  f->key, q, why);
-			return rb_err_set(err, "line %u: bad value for %s: "
-					  "'%s' (expected a decimal integer in "
-					  "%" PRId64 "..%" PRId64 ")", lineno,
-					  f->key, q, f->min, f->max);
-		}
-		p = e + 1;
-		lineno++;
-	}
-	for (i = 0; i < N_FIELDS; i++) {
-		if (seen & (1ULL << i))
-			continue;
-		if (fields[i].since > version) {
-			/* an older record: the field is read as empty */
-			memset(&vals[i], 0, sizeof(vals[i]));
-			vals[i].text = "";
-			continue;
-		}
-		return rb_err_set(err, "missing key '%s'", fields[i].key);
-	}
-	return 0;
-}
-
-/* Check the first line; returns the offset just after it (its version in
- * *version), or -1. Versions RB_RECORD_VERSION_OLDEST..RB_RECORD_VERSION
- * are read; a newer one (a node still on an older plugin during a rolling
- * upgrade) is refused with both numbers, and on_error decides. */
-static ssize_t parse_version(const char *text, size_t len, int *version,
-			     rb_err *err)
-{
-	const size_t plen = sizeof(VERSION_PREFIX) - 1;
-	const char *nl = memchr(text, '\n', len);
-	size_t l1;
-	uint64_t v;
-
-	if (!nl)
-		return rb_err_set(err, "torn record: no complete first line");
-	l1 = (size_t)(nl - text);
-	if (l1 < plen || memcmp(text, VERSION_PREFIX, plen) != 0)
-		return rb_err_set(err, "not a restore_budget record (the first "
-				  "line is not '" VERSION_PREFIX "%d')",
-				  RB_RECORD_VERSION);
-	if (parse_u64(text + plen, l1 - plen, &v) < 0)
-		return rb_err_set(err, "bad version line (expected '"
-				  VERSION_PREFIX "%d')", RB_RECORD_VERSION);
-	if (v < RB_RECORD_VERSION_OLDEST || v > RB_RECORD_VERSION)
-		return rb_err_set(err, "unknown record version %" PRIu64
-				  " (this plugin reads %d to %d; a newer "
-				  "plugin wrote it: upgrade this node)", v,
-				  RB_RECORD_VERSION_OLDEST, RB_RECORD_VERSION);
-	*version = (int)v;
-	return (ssize_t)l1 + 1;
-}
-
-/*
- * Find and check the checksum line. It is the first line that starts with
- * "checksum=" (no field is called that), it must be complete and the last
- * thing in the text. Returns its offset, or -1.
- */
-static ssize_t parse_checksum(const char *text, size_t len, size_t body,
-			      rb_err *err)
-{
-	const size_t klen = sizeof(CHECKSUM_KEY) - 1;
-	size_t p = body;
-	size_t ck, e, i;
-	uint64_t want = 0;
-	const char *nl;
-
-	for (;;) {
-		if (p >= len)
-			return rb_err_set(err, "torn record: no checksum line");
-		if (len - p >= klen && memcmp(text + p, CHECKSUM_KEY, klen) == 0)
-			break;
-		nl = memchr(text + p, '\n', len - p);
-		if (!nl)
-			return rb_err_set(err, "torn record: no checksum line");
-		p = (size_t)(nl - text) + 1;
-	}
-	ck = p;
-	nl = memchr(text + ck, '\n', len - ck);
-	if (!nl)
-		return rb_err_set(err, "torn record: checksum line incomplete");
-	e = (size_t)(nl - text);
-	if (e - ck != klen + CHECKSUM_HEX)
-		return rb_err_set(err, "malformed checksum line");
-	for (i = ck + klen; i < e; i++) {
-		char c = text[i];
-		unsigned d;
-
-		if (c >= '0' && c <= '9')
-			d = (unsigned)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			d = (unsigned)(c - 'a' + 10);
-		else
-			return rb_err_set(err, "malformed checksum line");
-		want = want << 4 | d;
-	}
-	if (e + 1 != len)
-		return rb_err_set(err, "%zu unexpected bytes after the checksum "
-				  "line", len - e - 1);
-	if (memo_checksum(text, (size_t)ck) != want)
-		return rb_err_set(err, "checksum mismatch (record torn or "
-				  "edited by hand)");
-	return (ssize_t)ck;
-}
-
-int rb_record_parse(const char *text, size_t len, rb_record *rec, rb_err *err)
-{
-	value vals[N_FIELDS];
-	ssize_t body, ck;
-	size_t i;
-	int version = 0, rc = -1;
-
-	if (!text || len == 0) {
-		rb_err_set(err, "empty record");
-		goto fail;
-	}
-	if (len > RB_RECORD_TEXT_MAX) {
-		rb_err_set(err, "record of %zu bytes is larger than %ld",
-			   len, RB_RECORD_TEXT_MAX);
-		goto fail;
-	}
-	if (memchr(text, '\0', len)) {
-		rb_err_set(err, "NUL byte at offset %zu",
-			   (size_t)((const char *)memchr(text, '\0', len) -
-				    text));
-		goto fail;
-	}
-	body = parse_version(text, len, &version, err);
-	if (body < 0)
-		goto fail;
-	ck = parse_checksum(text, len, (size_t)body, err);
-	if (ck < 0)
-		goto fail;
-	/* Every line is checked before rec is touched (a refused record
-	 * leaves it as it was); then rec is cleared and filled. No scratch
-	 * record: allocating, zeroing and copying 17.5 KB per parse cost more
-	 * than the parse. */
-	if (parse_fields(text, (size_t)body, (size_t)ck, version, vals,
-			 err) < 0)
-		goto fail;
-	memset(rec, 0, sizeof(*rec));
-	for (i = 0; i < N_FIELDS; i++)
-		store_value(&fields[i], &vals[i], rec);
-	rc = 0;
-fail:
-	return rc;
-}

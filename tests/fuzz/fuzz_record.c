@@ -1,6 +1,6 @@
 /*
  * fuzz_record.c - libFuzzer target for the ledger record parser
- * (rb_record_parse, record.c), the text every node reads back from the
+ * (rb_record_parse, record_parse.c), the text every node reads back from the
  * shared state_dir.
  *
  * Input: byte 0 picks the mode, the rest is the text.
@@ -9,7 +9,7 @@
  *                appended, so that the fuzzer gets past the checksum and
  *                explores the field parser.
  *
- * Properties checked for every text that parses (record.h, record.c top):
+ * Properties checked for every text that parses (record.h, record_parse.c top):
  *   1. it formats again (rb_record_format), and that text parses to the
  *      very same record (format -> parse round trip, byte for byte);
  *   2. the accepted text is canonical: formatting gives back the same

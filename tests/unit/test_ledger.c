@@ -1,5 +1,6 @@
 /*
- * test_ledger.c - records and event logs on disk (plugin/core/ledger.c).
+ * test_ledger.c - records and event logs on disk (plugin/core/ledger.c,
+ * ledger_fs.c, ledger_lock.c, eventlog.c, ledger_scan.c).
  *
  * Each test gets a fresh state_dir (mkdtemp, chmod 0755). The ledger
  * demands a root-owned state_dir, so these tests need root, which is how
@@ -265,13 +266,96 @@ static int read_as(fixture *f, uid_t uid, gid_t gid)
 				   &err) < 0)
 			_exit(101);
 		rc = rb_ledger_read(l, JOB, r, &err);
-		if (rc < 0 && errno == EACCES && strstr(err.msg, "not readable by you"))
+		if (rc < 0 && strstr(err.msg, "not readable by you"))
 			_exit(EACCES);
 		_exit(rc == 0 ? 0 : 102);
 	}
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_true(WIFEXITED(status));
 	return WEXITSTATUS(status);
+}
+
+/* docs/security.md, "Trust": the one judgement of a state_dir, which the
+ * ledger and the plugin's read both ask. */
+static void state_dir_must_be_a_real_directory_only_root_can_write(void **state)
+{
+	fixture *f = *state;
+	char link[128], file[128];
+	struct stat st;
+
+	NEED_ROOT();
+	snprintf(link, sizeof(link), "%s/link", f->state);
+	snprintf(file, sizeof(file), "%s/file", f->state);
+	assert_int_equal(symlink(f->state, link), 0);
+	write_file(file, "x", 1);
+	assert_int_equal(lstat(f->state, &st), 0);
+	assert_int_equal(rb_ledger_check_state_dir(&st), RB_STATE_DIR_OK);
+	assert_int_equal(lstat(link, &st), 0);
+	assert_int_equal(rb_ledger_check_state_dir(&st),
+			 RB_STATE_DIR_NOT_A_DIRECTORY);
+	assert_int_equal(lstat(file, &st), 0);
+	assert_int_equal(rb_ledger_check_state_dir(&st),
+			 RB_STATE_DIR_NOT_A_DIRECTORY);
+	assert_int_equal(chmod(f->state, 0775), 0);
+	assert_int_equal(lstat(f->state, &st), 0);
+	assert_int_equal(rb_ledger_check_state_dir(&st), RB_STATE_DIR_UNTRUSTED);
+	assert_int_equal(chmod(f->state, 0755), 0);
+	assert_int_equal(chown(f->state, 4242, 0), 0);
+	assert_int_equal(lstat(f->state, &st), 0);
+	assert_int_equal(rb_ledger_check_state_dir(&st), RB_STATE_DIR_UNTRUSTED);
+	assert_int_equal(chown(f->state, 0, 0), 0);
+}
+
+/* As uid and gid 65534 (no other groups), rb_ledger_read_for_listing of
+ * JOB: its return value, or 100 + the step that failed. */
+static int read_for_listing_as_nobody(fixture *f)
+{
+	int status;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		rb_record *r = new_record();
+		rb_ledger *l;
+		rb_err err = { "" };
+
+		if (setgroups(0, NULL) < 0 ||
+		    setresgid(65534, 65534, 65534) < 0 ||
+		    setresuid(65534, 65534, 65534) < 0)
+			_exit(100);
+		if (rb_ledger_open(f->state, CLUSTER, RB_LEDGER_READ, &l,
+				   &err) < 0)
+			_exit(101);
+		/* the plain read keeps its three outcomes: an error */
+		if (rb_ledger_read(l, JOB, r, &err) != -1 ||
+		    !strstr(err.msg, "not readable by you"))
+			_exit(102);
+		_exit(rb_ledger_read_for_listing(l, JOB, r, &err) & 0xff);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	return WEXITSTATUS(status);
+}
+
+/* docs/security.md, "Who reads what": a listing as a user skips another
+ * group's record because the ledger says so with a value, not errno. */
+static void test_record_of_another_group_reads_as_not_readable(void **state)
+{
+	fixture *f = *state;
+	char path[256];
+	struct stat st;
+	rb_ledger *l;
+
+	NEED_ROOT();
+	l = open_write(f);
+	store_gid(l, JOB, 1, 0);
+	rb_ledger_close(l);
+	job_file(f, JOB, ".rec", path, sizeof(path));
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0640);
+	assert_int_equal(st.st_uid, 0);
+	assert_int_equal(st.st_gid, 0);
+	assert_int_equal(read_for_listing_as_nobody(f), RB_LEDGER_NOT_READABLE);
 }
 
 /* Section 10: other users' data never leaks. A job's record names its
@@ -1407,9 +1491,11 @@ int main(void)
 		T(open_refuses_bad_cluster_names),
 		T(write_mode_creates_dirs_0755_and_files_0640_of_the_jobs_group),
 		T(records_are_readable_by_root_and_the_jobs_group_only),
+		T(test_record_of_another_group_reads_as_not_readable),
 		T(open_refuses_state_dir_writable_by_others),
 		T(open_refuses_state_dir_owned_by_another_uid),
 		T(open_refuses_symlinked_state_dir),
+		T(state_dir_must_be_a_real_directory_only_root_can_write),
 		T(open_read_of_missing_cluster_is_an_error),
 		T(write_mode_refuses_untrusted_subdirs_and_files),
 		T(read_mode_cannot_lock),

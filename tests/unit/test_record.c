@@ -1,5 +1,6 @@
 /*
- * test_record.c - the ledger record's text form (plugin/core/record.c).
+ * test_record.c - the ledger record's text form (plugin/core/record.c,
+ * record_parse.c).
  *
  * A record must round-trip every field exactly, and every damaged, torn,
  * foreign or hand-edited text must be refused with a reason
