@@ -39,10 +39,11 @@ void rb_step_env_of(const rb_record *rec, int64_t attempt, rb_phase phase,
 {
 	const rb_budget *b = &rec->budget;
 	const rb_limits *l = &b->cur.limits;
-	rb_step_var *v = out->var;
+	rb_step_var *v;
 	char buf[RB_PATH_MAX + 64];
 
 	memset(out, 0, sizeof(*out));
+	v = out->var;
 	set_int(&v[0], "RESTORE_BUDGET_ATTEMPT", attempt);
 	v[0].of_record = false;
 	set_str(&v[1], "RESTORE_BUDGET_PHASE", true, rb_phase_name(phase));
