@@ -59,10 +59,10 @@ static int open_run_dir(const char *run_dir, rb_err *err)
 	return fd;
 }
 
-int rb_note_dir_ready(const char *run_dir, rb_err *err)
+/* run_dir opened, created first (root, 0700) if missing: the prolog's and
+ * the batch step's writes open it once. */
+static int open_or_make_run_dir(const char *run_dir, rb_err *err)
 {
-	int fd;
-
 	if (run_dir[0] != '/') {
 		rb_err_setf(err, "run_dir %s is not an absolute path", run_dir);
 		return -1;
@@ -72,11 +72,7 @@ int rb_note_dir_ready(const char *run_dir, rb_err *err)
 			    strerror(errno));
 		return -1;
 	}
-	fd = open_run_dir(run_dir, err);
-	if (fd < 0)
-		return -1;
-	close(fd);
-	return 0;
+	return open_run_dir(run_dir, err);
 }
 
 /* One "key=value" line; -1 if the value would break the format. */
@@ -146,9 +142,7 @@ static int write_in_run_dir(const char *run_dir, const char *name,
 {
 	int dfd, rc;
 
-	if (rb_note_dir_ready(run_dir, err) < 0)
-		return -1;
-	dfd = open_run_dir(run_dir, err);
+	dfd = open_or_make_run_dir(run_dir, err);
 	if (dfd < 0)
 		return -1;
 	if (drop)

@@ -41,9 +41,6 @@ typedef enum {
 			  * notes (just upgraded); the ledger must decide */
 } rb_note_state;
 
-/* Create run_dir (root, 0700) if missing; -1 if it is not root's alone. */
-int rb_note_dir_ready(const char *run_dir, rb_err *err);
-
 /* Prolog: note the job on this node (host = this node's name). */
 int rb_note_write(const char *run_dir, const char *host,
 		  const rb_job_info *job, rb_err *err);

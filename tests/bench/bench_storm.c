@@ -201,8 +201,8 @@ struct storm_ctx {
 	int nodes;
 };
 
-/* today's prolog on node `node` of ctx->nodes: 0 = ok, -1 = failed */
-static int ledger_work(const struct storm_ctx *c, int node)
+/* the job every node of the storm starts */
+static rb_job_info storm_job(const struct storm_ctx *c)
 {
 	rb_job_info job = {
 		.cluster = c->cluster, .job_id = c->job_id,
@@ -211,6 +211,13 @@ static int ledger_work(const struct storm_ctx *c, int node)
 		.work_dir = "/home/alice/run", .checkpoint_dir = "ckpt",
 		.now = (int64_t)time(NULL),
 	};
+	return job;
+}
+
+/* today's prolog on node `node` of ctx->nodes: 0 = ok, -1 = failed */
+static int ledger_work(const struct storm_ctx *c, int node)
+{
+	rb_job_info job = storm_job(c);
 	rb_start_result res;
 	rb_err err;
 
@@ -225,13 +232,7 @@ static int ledger_work(const struct storm_ctx *c, int node)
  * work once, on node 0 (the batch host's batch step) */
 static int note_work(const struct storm_ctx *c, int node)
 {
-	rb_job_info job = {
-		.cluster = c->cluster, .job_id = c->job_id,
-		.attempt = c->attempt, .uid = 1000, .gid = 1000,
-		.user = "alice", .partition = "low", .account = NULL,
-		.work_dir = "/home/alice/run", .checkpoint_dir = "ckpt",
-		.now = (int64_t)time(NULL),
-	};
+	rb_job_info job = storm_job(c);
 	char run_dir[RB_PATH_MAX];
 	rb_start_result res;
 	rb_note_job claimed;
