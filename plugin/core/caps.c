@@ -21,6 +21,13 @@ static const rb_cap_rule rules[] = {
 		.unlimited = false, .one_when_grouped = false,
 		.unit = " seconds",
 	},
+	[RB_CAP_MAX_INTERRUPTIONS] = {
+		.config_key = "max_interruptions",
+		.option = "max-interruptions",
+		.bound = RB_MAX_INTERRUPTIONS_MAX, .capped = true, .cap_min = 0,
+		.unlimited = true, .unlimited_uncapped = true,
+		.one_when_grouped = false, .unit = "",
+	},
 };
 
 /* (caps.h) */
@@ -37,9 +44,22 @@ static int cap_of(const rb_config *cfg, rb_cap_key key)
 		return cfg->caps.max_failures;
 	case RB_CAP_RESTORE_RETRIES:
 		return cfg->caps.restore_retry_num;
+	case RB_CAP_MAX_INTERRUPTIONS:
+		if (cfg->caps.max_interruptions >= 0)
+			return cfg->caps.max_interruptions;
+		return rules[key].bound;
 	default:
 		return rules[key].bound;
 	}
+}
+
+/* Is -1 (unlimited) allowed for key: with limits.allow_unlimited, or for
+ * max_interruptions (unlimited by default) while no cap is set. */
+static bool unlimited_allowed(const rb_config *cfg, rb_cap_key key)
+{
+	if (cfg->caps.allow_unlimited)
+		return true;
+	return rules[key].unlimited_uncapped && cfg->caps.max_interruptions < 0;
 }
 
 /* (caps.h) */
@@ -53,7 +73,7 @@ rb_cap_judgement rb_cap_judge(const rb_config *cfg, rb_cap_key key,
 	j.min = r->one_when_grouped && grouped ? 1 : 0;
 	j.cap = r->capped ? cap_of(cfg, key) : r->bound;
 	if (r->unlimited && v == RB_UNLIMITED) {
-		if (!cfg->caps.allow_unlimited)
+		if (!unlimited_allowed(cfg, key))
 			j.verdict = RB_CAP_UNLIMITED_REFUSED;
 	} else if (v < j.min) {
 		j.verdict = RB_CAP_BELOW_MIN;
@@ -79,6 +99,9 @@ bool rb_cap_get(const rb_overrides *o, rb_cap_key key, int *v)
 	case RB_CAP_RESTORE_RETRIES:
 		*v = o->restore_retry_num;
 		return o->has_restore_retry_num;
+	case RB_CAP_MAX_INTERRUPTIONS:
+		*v = o->max_interruptions;
+		return o->has_max_interruptions;
 	default:
 		*v = o->restore_timeout;
 		return o->has_restore_timeout;
@@ -97,6 +120,10 @@ void rb_cap_set(rb_overrides *o, rb_cap_key key, int v)
 		o->has_restore_retry_num = true;
 		o->restore_retry_num = v;
 		break;
+	case RB_CAP_MAX_INTERRUPTIONS:
+		o->has_max_interruptions = true;
+		o->max_interruptions = v;
+		break;
 	default:
 		o->has_restore_timeout = true;
 		o->restore_timeout = v;
@@ -112,6 +139,8 @@ int *rb_cap_limit(rb_limits *l, rb_cap_key key)
 		return &l->max_failures;
 	case RB_CAP_RESTORE_RETRIES:
 		return &l->restore_retry_num;
+	case RB_CAP_MAX_INTERRUPTIONS:
+		return &l->max_interruptions;
 	default:
 		return &l->restore_timeout;
 	}

@@ -19,6 +19,7 @@ typedef enum {
 	RB_CAP_MAX_FAILURES = 0,   /* M */
 	RB_CAP_RESTORE_RETRIES,    /* R */
 	RB_CAP_RESTORE_TIMEOUT,    /* seconds */
+	RB_CAP_MAX_INTERRUPTIONS,  /* docs/rule.md, "Interruption cap" */
 	RB_CAP_KEYS                /* how many there are */
 } rb_cap_key;
 
@@ -30,6 +31,7 @@ typedef struct {
 	bool capped;               /* also bounded by its `limits` cap */
 	int cap_min;               /* the lowest cap `limits` accepts */
 	bool unlimited;            /* -1 allowed with limits.allow_unlimited */
+	bool unlimited_uncapped;   /* ... and while its `limits` cap is unset */
 	bool one_when_grouped;     /* at least 1 with restore_accounting "grouped" */
 	const char *unit;          /* after its range in messages: " seconds" */
 } rb_cap_rule;

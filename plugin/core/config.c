@@ -36,14 +36,17 @@
 static const char *const top_keys[] = {
 	"state_dir", "max_failures", "restore_retry_num", "restore_timeout",
 	"restore_accounting", "count_preemptions", "track", "on_error",
-	"on_exhausted", "limits", "checkpoint", "partitions", "accounts", NULL,
+	"on_exhausted", "limits", "checkpoint", "partitions", "accounts",
+	"max_interruptions", "exit_rules", NULL,
 };
 static const char *const limits_keys[] = {
-	"max_failures", "restore_retry_num", "allow_unlimited", NULL,
+	"max_failures", "restore_retry_num", "allow_unlimited",
+	"max_interruptions", NULL,
 };
 static const char *const checkpoint_keys[] = { "pattern", "latest", NULL };
 static const char *const override_keys[] = {
-	"name", "max_failures", "restore_retry_num", "restore_timeout", NULL,
+	"name", "max_failures", "restore_retry_num", "restore_timeout",
+	"max_interruptions", "exit_rules", NULL,
 };
 
 static const char *const accounting_names[] = { "grouped", "ray", NULL };
@@ -155,6 +158,7 @@ static int load_limits(load_ctx *ctx, const cnode *g, rb_config *cfg)
 	int *caps[RB_CAP_KEYS] = {
 		[RB_CAP_MAX_FAILURES] = &cfg->caps.max_failures,
 		[RB_CAP_RESTORE_RETRIES] = &cfg->caps.restore_retry_num,
+		[RB_CAP_MAX_INTERRUPTIONS] = &cfg->caps.max_interruptions,
 	};
 	const cnode *s, *m[sizeof(limits_keys) / sizeof(*limits_keys)];
 
@@ -207,9 +211,10 @@ static int load_name(load_ctx *ctx, const cnode *s, const char **name)
 
 /* One partition or account group. out->name is set by the caller. */
 static int load_overrides(load_ctx *ctx, const cnode *g,
-			  const rb_config *cfg, rb_overrides *out,
+			  const rb_config *cfg, rb_named_overrides *named,
 			  const char **name)
 {
+	rb_overrides *out = &named->values;
 	const cnode *s, *m[sizeof(override_keys) / sizeof(*override_keys)];
 	int_value iv;
 
@@ -229,6 +234,8 @@ static int load_overrides(load_ctx *ctx, const cnode *g,
 			return -1;
 		rb_cap_set(out, k, (int)iv.v);
 	}
+	if ((s = cf_member(override_keys, m, "exit_rules")))
+		return cf_load_exit_rules(ctx, s, &named->exit_rules);
 	return 0;
 }
 
@@ -254,7 +261,7 @@ static int load_named(load_ctx *ctx, const cnode *g,
 		rb_named_overrides *o = &(*arr)[*count];
 		const char *name;
 
-		if (load_overrides(ctx, e, cfg, &o->values, &name) < 0)
+		if (load_overrides(ctx, e, cfg, o, &name) < 0)
 			return -1;
 		for (size_t k = 0; k < *count; k++) {
 			const char *other = (*arr)[k].name;
@@ -324,7 +331,7 @@ static int load_number(load_ctx *ctx, const cnode *const *m,
 /* The top-level budget numbers (after limits: the caps bound them). */
 static int load_numbers(load_ctx *ctx, const cnode *const *m, rb_config *cfg)
 {
-	bool has_m, has_r, has_t;
+	bool has_m, has_r, has_t, has_i;
 
 	if (load_number(ctx, m, cfg, RB_CAP_MAX_FAILURES, &cfg->max_failures,
 			&has_m) < 0 ||
@@ -336,6 +343,12 @@ static int load_numbers(load_ctx *ctx, const cnode *const *m, rb_config *cfg)
 		cfg->max_failures = cfg->caps.max_failures;
 	if (!has_r && cfg->restore_retry_num > cfg->caps.restore_retry_num)
 		cfg->restore_retry_num = cfg->caps.restore_retry_num;
+	if (load_number(ctx, m, cfg, RB_CAP_MAX_INTERRUPTIONS,
+			&cfg->max_interruptions, &has_i) < 0)
+		return -1;
+	/* unlimited by default, but never beyond a cap the admin set */
+	if (!has_i && cfg->caps.max_interruptions >= 0)
+		cfg->max_interruptions = cfg->caps.max_interruptions;
 	return load_number(ctx, m, cfg, RB_CAP_RESTORE_TIMEOUT,
 			   &cfg->restore_timeout, &has_t);
 }
@@ -392,6 +405,9 @@ static int load_root(load_ctx *ctx, const cnode *root,
 	if ((s = cf_member(top_keys, m, "checkpoint")) &&
 	    load_checkpoint(ctx, s, cfg) < 0)
 		return -1;
+	if ((s = cf_member(top_keys, m, "exit_rules")) &&
+	    cf_load_exit_rules(ctx, s, &cfg->exit_rules) < 0)
+		return -1;
 	if ((s = cf_member(top_keys, m, "partitions")) &&
 	    load_named(ctx, s, cfg, false, &cfg->partitions,
 		       &cfg->n_partitions) < 0)
@@ -423,11 +439,13 @@ rb_config *rb_config_defaults(void)
 	cfg->restore_timeout = 300;
 	cfg->accounting = RB_ACCOUNTING_GROUPED;
 	cfg->count_preemptions = false;
+	cfg->max_interruptions = RB_UNLIMITED;
 	cfg->track = RB_TRACK_ALL;
 	cfg->on_error = RB_ON_ERROR_OPEN;
 	cfg->on_exhausted = RB_ON_EXHAUSTED_FAIL;
 	cfg->caps.max_failures = 10;
 	cfg->caps.restore_retry_num = 10;
+	cfg->caps.max_interruptions = -1;
 	cfg->caps.allow_unlimited = false;
 	return cfg;
 
@@ -438,8 +456,10 @@ fail:
 
 static void free_named(rb_named_overrides *arr, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		free(arr[i].name);
+		free(arr[i].exit_rules.rules);
+	}
 	free(arr);
 }
 
@@ -451,6 +471,7 @@ void rb_config_free(rb_config *cfg)
 	free(cfg->state_dir);
 	free(cfg->checkpoint_pattern);
 	free(cfg->checkpoint_latest);
+	free(cfg->exit_rules.rules);
 	free_named(cfg->partitions, cfg->n_partitions);
 	free_named(cfg->accounts, cfg->n_accounts);
 	free(cfg);

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "diag.h"
 #include "engine.h"
@@ -22,6 +23,8 @@
 #define RB_MAX_FAILURES_MAX 1000000
 #define RB_RESTORE_RETRY_MAX 1000000
 #define RB_RESTORE_TIMEOUT_MAX (30 * 24 * 3600)
+#define RB_MAX_INTERRUPTIONS_MAX 1000000
+#define RB_EXIT_CODE_MAX 255
 
 typedef enum { RB_TRACK_ALL = 0, RB_TRACK_OPT_IN } rb_track;
 typedef enum { RB_ON_ERROR_OPEN = 0, RB_ON_ERROR_CLOSED } rb_on_error;
@@ -35,11 +38,29 @@ typedef struct {
 	int restore_retry_num;
 	bool has_restore_timeout;
 	int restore_timeout;
+	bool has_max_interruptions;
+	int max_interruptions;  /* may be RB_UNLIMITED */
 } rb_overrides;
+
+/* One entry of exit_rules: the exit statuses it names (a bit per status
+ * 0..RB_EXIT_CODE_MAX) and what they mean. */
+typedef struct {
+	uint8_t codes[(RB_EXIT_CODE_MAX + 1) / 8];
+	rb_exit_rule action;
+} rb_exit_rule_entry;
+
+/* A list of exit_rules, first match wins; a partition's or account's list
+ * replaces the default one (docs/rule.md, "Exit-code rules"). */
+typedef struct {
+	bool set;               /* written in the file (even empty) */
+	size_t n;
+	rb_exit_rule_entry *rules;
+} rb_exit_rules;
 
 typedef struct {
 	char *name;
 	rb_overrides values;
+	rb_exit_rules exit_rules;
 } rb_named_overrides;
 
 typedef struct {
@@ -50,12 +71,15 @@ typedef struct {
 	int restore_timeout;
 	rb_accounting accounting;
 	bool count_preemptions;
+	int max_interruptions;    /* default; RB_UNLIMITED */
+	rb_exit_rules exit_rules; /* the default list */
 	rb_track track;
 	rb_on_error on_error;
 	rb_on_exhausted on_exhausted;
 	struct {
 		int max_failures;
 		int restore_retry_num;
+		int max_interruptions; /* -1: not set (no cap) */
 		bool allow_unlimited;
 	} caps;                   /* the `limits` group */
 	char *checkpoint_pattern; /* checkpoint.pattern, default "checkpoint*" */
@@ -91,9 +115,21 @@ int rb_config_resolve(const rb_config *cfg, const char *partition,
 		      rb_limits *out, char *warn, size_t warnlen);
 
 /*
+ * What exit_rules make of a FAILED end with exit status `code` for a job of
+ * this partition and account: the account's list if it has one, else the
+ * partition's, else the default; the first rule naming code, or
+ * RB_EXIT_RULE_NONE (config_exit.c).
+ */
+rb_exit_rule rb_config_exit_rule(const rb_config *cfg, const char *partition,
+				 const char *account, int code);
+/* The first rule of one list naming code, or RB_EXIT_RULE_NONE. */
+rb_exit_rule rb_exit_rules_match(const rb_exit_rules *list, int code);
+
+/*
  * Parse one job option value into `job`. `name` is the option's name
  * without dashes: "max-failures" (N >= 0, or -1 / "unlimited"),
- * "restore-retries" (N >= 0), "restore-timeout" (seconds >= 0). Garbage,
+ * "restore-retries" (N >= 0), "restore-timeout" (seconds >= 0),
+ * "max-interruptions" (N >= 0, or -1 / "unlimited"). Garbage,
  * signs, overflow and out-of-range values are errors naming the option.
  */
 int rb_options_parse(rb_overrides *job, const char *name, const char *value,

@@ -131,4 +131,9 @@ int cf_require_group(load_ctx *ctx, const cnode *s, const char *expected);
 int cf_check_range(load_ctx *ctx, const int_value *iv, long long min,
 		   long long max, const char *unit);
 
+/* ---- config_exit.c: exit_rules ------------------------------------------ */
+
+/* An exit_rules list s into *out (replacing what it held). */
+int cf_load_exit_rules(load_ctx *ctx, const cnode *s, rb_exit_rules *out);
+
 #endif

@@ -33,11 +33,18 @@ static void cn_add(cnode *g, cnode *c)
 	g->n++;
 }
 
+/* Groups, lists and arrays have members (exit_rules is a list of groups
+ * with an array each). */
+static bool lc_aggregate(const config_setting_t *s)
+{
+	return config_setting_is_aggregate(s) == CONFIG_TRUE;
+}
+
 static size_t lc_count(const config_setting_t *s)
 {
 	size_t n = 1;
 
-	if (config_setting_type(s) == CONFIG_TYPE_GROUP)
+	if (lc_aggregate(s))
 		for (int i = 0; i < config_setting_length(s); i++)
 			n += lc_count(config_setting_get_elem(s, (unsigned)i));
 	return n;
@@ -60,11 +67,8 @@ static cnode *lc_copy(const config_setting_t *s, cnode *nodes, size_t *used)
 	c->f = config_setting_get_float(s);
 	c->b = config_setting_get_bool(s);
 	c->s = config_setting_get_string(s);
-	if (c->type != CONFIG_TYPE_GROUP) {
-		/* arrays and lists: only ever shown as "[ ... ]" / "( ... )" */
-		c->n = config_setting_length(s);
+	if (!lc_aggregate(s))
 		return c;
-	}
 	for (int i = 0; i < config_setting_length(s); i++)
 		cn_add(c, lc_copy(config_setting_get_elem(s, (unsigned)i), nodes,
 				  used));

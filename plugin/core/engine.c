@@ -19,13 +19,26 @@ void rb_budget_init(rb_budget *b)
 	memset(b, 0, sizeof(*b));
 	b->last_charged = -1;
 	b->cur.attempt = -1;
+	b->cur.limits.max_interruptions = RB_UNLIMITED;
+}
+
+rb_spent rb_engine_exhaustion(const rb_budget *b, const rb_limits *limits)
+{
+	if (b->fatal_code != 0)
+		return RB_SPENT_FATAL;
+	/* a grant lifts this cap too (docs/rule.md, "Interruption cap") */
+	if (limits->max_interruptions >= 0 &&
+	    b->interruptions > (int64_t)limits->max_interruptions + b->granted)
+		return RB_SPENT_INTERRUPTIONS;
+	if (limits->max_failures >= 0 &&
+	    (int64_t)b->failures > (int64_t)limits->max_failures + b->granted)
+		return RB_SPENT_FAILURES;
+	return RB_SPENT_NOT;
 }
 
 bool rb_engine_is_exhausted(const rb_budget *b, const rb_limits *limits)
 {
-	if (limits->max_failures < 0)
-		return false;
-	return (int64_t)b->failures > (int64_t)limits->max_failures + b->granted;
+	return rb_engine_exhaustion(b, limits) != RB_SPENT_NOT;
 }
 
 int64_t rb_engine_restores_left(const rb_budget *b, const rb_limits *limits)
@@ -98,30 +111,55 @@ static rb_charge_kind charge_restore_failure(rb_budget *b, const rb_limits *l)
 	return RB_CHARGE_RESTORE_FAILURE;
 }
 
-/* Charge attempt a once, under limits l. */
+/* What one end costs: an exit-code rule first (docs/rule.md, "Exit-code
+ * rules"), then the phase and the cause. */
+static rb_charge_kind charge_of(rb_budget *b, const rb_limits *l,
+				const rb_charge *c)
+{
+	switch (c->rule) {
+	case RB_EXIT_RULE_IGNORE:
+		return RB_CHARGE_IGNORED;
+	case RB_EXIT_RULE_FATAL:
+		bump(&b->failures);
+		bump64(&b->fatal_exits);
+		return RB_CHARGE_FATAL;
+	case RB_EXIT_RULE_RESTORE_FAILURE:
+		return charge_restore_failure(b, l);
+	default:
+		break;
+	}
+	if (c->phase == RB_PHASE_RESTORING)
+		return charge_restore_failure(b, l);
+	if (c->end == RB_END_FAILED) {
+		bump(&b->failures);
+		return RB_CHARGE_FAILURE;
+	}
+	if (l->count_preemptions) {
+		bump(&b->failures);
+		return RB_CHARGE_PREEMPTION;
+	}
+	return RB_CHARGE_NONE;
+}
+
+/* Charge attempt a once, under limits l; rule: what exit_rules made of
+ * its FAILED end. */
 static void charge_attempt(rb_budget *b, const rb_attempt *a,
-			   const rb_limits *l, rb_charge *c)
+			   const rb_limits *l, rb_exit_rule rule, rb_charge *c)
 {
 	c->attempt = a->attempt;
 	c->end = end_as_charged(a);
 	c->phase = phase_at_end(a);
+	c->rule = c->end == RB_END_FAILED ? rule : RB_EXIT_RULE_NONE;
 	c->failures_before = b->failures;
 	c->restore_failures_before = b->restore_failures;
 
 	if (c->end == RB_END_INTERRUPTED)
 		bump64(&b->interruptions);
-	if (c->phase == RB_PHASE_RESTORING) {
-		c->kind = charge_restore_failure(b, l);
-	} else if (c->end == RB_END_FAILED) {
-		bump(&b->failures);
-		c->kind = RB_CHARGE_FAILURE;
-	} else if (l->count_preemptions) {
-		bump(&b->failures);
-		c->kind = RB_CHARGE_PREEMPTION;
-	} else {
-		c->kind = RB_CHARGE_NONE;
-	}
-	if (c->kind != RB_CHARGE_NONE && c->kind != RB_CHARGE_RESTORE_FAILURE)
+	c->kind = charge_of(b, l, c);
+	if (c->kind == RB_CHARGE_FATAL)
+		b->fatal_code = a->end_code ? a->end_code : 1;
+	if (c->kind != RB_CHARGE_NONE && c->kind != RB_CHARGE_RESTORE_FAILURE &&
+	    c->kind != RB_CHARGE_IGNORED)
 		bump64(&b->failures_total);
 	b->last_charged = a->attempt;
 	b->prev_end = c->end;
@@ -196,6 +234,12 @@ static void describe(const rb_budget *b, const rb_limits *l,
 				 "was preempted (count_preemptions)",
 			 c->failures_after, cmp, m, verdict);
 		break;
+	case RB_CHARGE_IGNORED:
+		snprintf(reason, len,
+			 "attempt %lld exit code %d is ignored (exit_rules): nothing charged (failures %d, max_failures %s)%s",
+			 (long long)c->attempt, c->end_code, b->failures, m,
+			 verdict);
+		break;
 	case RB_CHARGE_NONE:
 	default:
 		describe_uncharged(b, c, m, verdict, reason, len);
@@ -203,9 +247,47 @@ static void describe(const rb_budget *b, const rb_limits *l,
 	}
 }
 
+/* A refusal for an exit code or the interruption cap says so: the failure
+ * count is not why (docs/rule.md, "Exit-code rules"). Counts the cap's
+ * refusals, for metrics. */
+static void describe_spent(rb_budget *b, const rb_limits *l,
+			   char *reason, size_t len)
+{
+	rb_spent why = rb_engine_exhaustion(b, l);
+
+	if (why == RB_SPENT_INTERRUPTIONS)
+		bump64(&b->interruption_cap_refusals);
+	if (!reason || len == 0)
+		return;
+	switch (why) {
+	case RB_SPENT_FATAL:
+		snprintf(reason, len,
+			 "exit code %d is fatal (exit_rules): budget exhausted",
+			 b->fatal_code);
+		break;
+	case RB_SPENT_INTERRUPTIONS:
+		snprintf(reason, len,
+			 "interruptions %lld > max_interruptions %lld: budget exhausted",
+			 (long long)b->interruptions,
+			 (long long)l->max_interruptions + b->granted);
+		break;
+	default:
+		break;
+	}
+}
+
 rb_decision rb_engine_start(rb_budget *b, int64_t n, const rb_limits *limits,
 			    int64_t now, rb_charge *charge,
 			    char *reason, size_t reasonlen)
+{
+	return rb_engine_start_ruled(b, n, limits, RB_EXIT_RULE_NONE, now,
+				     charge, reason, reasonlen);
+}
+
+rb_decision rb_engine_start_ruled(rb_budget *b, int64_t n,
+				  const rb_limits *limits, rb_exit_rule rule,
+				  int64_t now, rb_charge *charge,
+				  char *reason, size_t reasonlen)
 {
 	rb_charge local;
 	rb_charge *c = charge ? charge : &local;
@@ -237,12 +319,14 @@ rb_decision rb_engine_start(rb_budget *b, int64_t n, const rb_limits *limits,
 			c->phase = phase_at_end(&b->cur);
 			c->refused = true;
 		} else
-			charge_attempt(b, &b->cur, limits, c);
+			charge_attempt(b, &b->cur, limits, rule, c);
 	}
 
 	d = rb_engine_is_exhausted(b, limits) ? RB_DECISION_REFUSE :
 						RB_DECISION_RUN;
 	describe(b, limits, c, d, reason, reasonlen);
+	if (d == RB_DECISION_REFUSE)
+		describe_spent(b, limits, reason, reasonlen);
 
 	memset(&b->cur, 0, sizeof(b->cur));
 	b->cur.attempt = n;
@@ -333,6 +417,13 @@ static const char *const charge_names[] = {
 	[RB_CHARGE_RESTORE_OVER] = "restore_failure_over_free",
 	[RB_CHARGE_FAILURE] = "failure",
 	[RB_CHARGE_PREEMPTION] = "preemption_failure",
+	[RB_CHARGE_FATAL] = "fatal_exit",
+	[RB_CHARGE_IGNORED] = "ignored_exit",
+};
+static const char *const exit_rule_names[] = {
+	[RB_EXIT_RULE_NONE] = "none", [RB_EXIT_RULE_FAILURE] = "failure",
+	[RB_EXIT_RULE_RESTORE_FAILURE] = "restore_failure",
+	[RB_EXIT_RULE_FATAL] = "fatal", [RB_EXIT_RULE_IGNORE] = "ignore",
 };
 static const char *const accounting_names[] = {
 	[RB_ACCOUNTING_GROUPED] = "grouped", [RB_ACCOUNTING_RAY] = "ray",
@@ -378,6 +469,7 @@ NAME_FUNCS(rb_end, end, end_names)
 NAME_FUNCS(rb_confirm, confirm, confirm_names)
 NAME_FUNCS(rb_charge_kind, charge, charge_names)
 NAME_FUNCS(rb_accounting, accounting, accounting_names)
+NAME_FUNCS(rb_exit_rule, exit_rule, exit_rule_names)
 
 void rb_end_format(rb_end e, int code, char *buf, size_t len)
 {

@@ -30,7 +30,26 @@ typedef struct {
 	int restore_timeout;   /* seconds; 0 = only ack or exit 0 confirm */
 	rb_accounting accounting;
 	bool count_preemptions;
+	int max_interruptions; /* more interruptions refuse; RB_UNLIMITED */
 } rb_limits;
+
+/* What an exit-code rule (exit_rules, docs/rule.md "Exit-code rules")
+ * makes of a FAILED end; NONE: no rule matched (the default: failure). */
+typedef enum {
+	RB_EXIT_RULE_NONE = 0,
+	RB_EXIT_RULE_FAILURE,         /* as the default */
+	RB_EXIT_RULE_RESTORE_FAILURE, /* a failed restore, whatever the phase */
+	RB_EXIT_RULE_FATAL,           /* exhausted now */
+	RB_EXIT_RULE_IGNORE,          /* nothing charged, not an interruption */
+} rb_exit_rule;
+
+/* Why a budget is spent (rb_engine_exhaustion). */
+typedef enum {
+	RB_SPENT_NOT = 0,
+	RB_SPENT_FAILURES,            /* F > M + granted */
+	RB_SPENT_FATAL,               /* a fatal exit code (exit_rules) */
+	RB_SPENT_INTERRUPTIONS,       /* interruptions > max_interruptions + granted */
+} rb_spent;
 
 typedef enum {
 	RB_PHASE_NONE = 0, /* not recorded (the batch step never reported) */
@@ -60,6 +79,8 @@ typedef enum {
 	RB_CHARGE_RESTORE_OVER,      /* ray mode: free restores used up, F += 1 */
 	RB_CHARGE_FAILURE,           /* F += 1: failed after a confirmed restore */
 	RB_CHARGE_PREEMPTION,        /* F += 1: interruption, count_preemptions */
+	RB_CHARGE_FATAL,             /* F += 1 and exhausted: a fatal exit code */
+	RB_CHARGE_IGNORED,           /* nothing: an ignored exit code */
 } rb_charge_kind;
 
 /* One attempt as the ledger remembers it. */
@@ -83,10 +104,15 @@ typedef struct {
 	int granted;              /* extra failures an admin granted (adds to M) */
 	int64_t last_charged;     /* newest attempt already charged; -1 = none */
 	bool exhausted;           /* the current attempt was refused */
+	/* The exit code that made the budget spent (exit_rules "fatal");
+	 * 0 = none (a FAILED end never has code 0). A grant clears it. */
+	int fatal_code;
 	/* Totals, for explain and metrics; never used by the rule. */
 	int64_t interruptions;
 	int64_t restore_failures_total;
 	int64_t failures_total;
+	int64_t fatal_exits;              /* fatal exit codes charged */
+	int64_t interruption_cap_refusals; /* starts refused by max_interruptions */
 	/* How the previous attempt ended, as charged (RESTORE_BUDGET_LAST_END):
 	 * RB_END_NONE before any charge; else INTERRUPTED or FAILED. */
 	rb_end prev_end;
@@ -104,6 +130,7 @@ typedef struct {
 	int end_code;             /* FAILED: its exit status or 128+signal */
 	bool refused;             /* it had been refused: never charged */
 	rb_phase phase;           /* its phase at its end */
+	rb_exit_rule rule;        /* the exit-code rule that matched, or NONE */
 	int failures_before, failures_after;
 	int restore_failures_before, restore_failures_after;
 } rb_charge;
@@ -128,6 +155,14 @@ void rb_budget_init(rb_budget *b);
 rb_decision rb_engine_start(rb_budget *b, int64_t n, const rb_limits *limits,
 			    int64_t now, rb_charge *charge,
 			    char *reason, size_t reasonlen);
+
+/* rb_engine_start, where the previous attempt's FAILED end matched the
+ * exit-code rule `rule` (resolved by the caller from the config; NONE for
+ * no rule, or when that attempt did not end FAILED). */
+rb_decision rb_engine_start_ruled(rb_budget *b, int64_t n,
+				  const rb_limits *limits, rb_exit_rule rule,
+				  int64_t now, rb_charge *charge,
+				  char *reason, size_t reasonlen);
 
 /*
  * The batch step reports attempt n's phase and the checkpoint it was handed.
@@ -158,8 +193,12 @@ bool rb_engine_end(rb_budget *b, int64_t n, rb_end end, int code, int64_t now);
 /* How many more consecutive failed restores end the job; -1 = unlimited. */
 int64_t rb_engine_restores_left(const rb_budget *b, const rb_limits *limits);
 
-/* Is the budget spent under these limits: M >= 0 and F > M + granted. */
+/* Is the budget spent under these limits: M >= 0 and F > M + granted, a
+ * fatal exit code, or more interruptions than max_interruptions + granted. */
 bool rb_engine_is_exhausted(const rb_budget *b, const rb_limits *limits);
+/* Which of those it is (the first that holds, in that order: fatal,
+ * interruptions, failures), or RB_SPENT_NOT. */
+rb_spent rb_engine_exhaustion(const rb_budget *b, const rb_limits *limits);
 
 /* Names used in the environment, the ledger and the CLI. */
 const char *rb_phase_name(rb_phase p);      /* "FRESH", "RESTORING", ... */
@@ -167,6 +206,7 @@ const char *rb_end_name(rb_end e);          /* "none", "interrupted", ... */
 const char *rb_confirm_name(rb_confirm c);  /* "none", "ack", "timeout", "exit0" */
 const char *rb_charge_name(rb_charge_kind k);
 const char *rb_accounting_name(rb_accounting a); /* "grouped", "ray" */
+const char *rb_exit_rule_name(rb_exit_rule r); /* "none", "fatal", ... */
 
 /* Parse the names above back; return -1 if unknown. */
 int rb_phase_parse(const char *s, rb_phase *out);
@@ -174,6 +214,7 @@ int rb_end_parse(const char *s, rb_end *out);
 int rb_confirm_parse(const char *s, rb_confirm *out);
 int rb_charge_parse(const char *s, rb_charge_kind *out);
 int rb_accounting_parse(const char *s, rb_accounting *out);
+int rb_exit_rule_parse(const char *s, rb_exit_rule *out);
 
 /* "none", "interrupted", "failed:CODE", "completed" into buf. */
 void rb_end_format(rb_end e, int code, char *buf, size_t len);

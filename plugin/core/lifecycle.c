@@ -97,6 +97,9 @@ static void ev_limits(event_line *e, const rb_limits *l)
 	ev_int(e, "restore_timeout", l->restore_timeout);
 	ev_raw(e, "accounting", rb_accounting_name(l->accounting));
 	ev_int(e, "count_preemptions", l->count_preemptions);
+	/* only when set: events of configs without it stay as they were */
+	if (l->max_interruptions >= 0)
+		ev_int(e, "max_interruptions", l->max_interruptions);
 }
 
 /* --- one locked update ------------------------------------------------------- */
@@ -241,6 +244,8 @@ static void ev_decision(event_line *e, const rb_start_result *out,
 			      sizeof(end));
 		ev_raw(e, "charged_end", end);
 		ev_raw(e, "charged_phase", rb_phase_name(out->charge.phase));
+		if (out->charge.rule != RB_EXIT_RULE_NONE)
+			ev_raw(e, "rule", rb_exit_rule_name(out->charge.rule));
 	}
 	ev_pair(e, "failures", out->charge.failures_before,
 		out->charge.failures_after);
@@ -252,6 +257,17 @@ static void ev_decision(event_line *e, const rb_start_result *out,
 	ev_str(e, "reason", out->reason);
 	if (out->warnings[0])
 		ev_str(e, "warnings", out->warnings);
+}
+
+/* What exit_rules make of the end this start charges (docs/rule.md,
+ * "Exit-code rules"): only a FAILED end has an exit code to match. */
+static rb_exit_rule prev_rule(const rb_config *cfg, const rb_job_info *job,
+			      const rb_budget *b)
+{
+	if (b->cur.end != RB_END_FAILED)
+		return RB_EXIT_RULE_NONE;
+	return rb_config_exit_rule(cfg, job->partition, job->account,
+				   b->cur.end_code);
 }
 
 int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
@@ -293,9 +309,10 @@ int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
 	ev_int(&e, "attempt", job->attempt);
 	confirm_by_ack(cfg, &lr, &e);
 	fill_job_fields(&lr.rec, job);
-	out->decision = rb_engine_start(b, job->attempt, &out->limits,
-					job->now, &out->charge, out->reason,
-					sizeof(out->reason));
+	out->decision = rb_engine_start_ruled(b, job->attempt, &out->limits,
+					      prev_rule(cfg, job, b), job->now,
+					      &out->charge, out->reason,
+					      sizeof(out->reason));
 	ev_decision(&e, out, b);
 	if (commit(&lr, &e, err) < 0)
 		goto fail;
@@ -478,6 +495,11 @@ int rb_lifecycle_grant(const rb_config *cfg, const char *cluster,
 	ev_raw(&e, "kind", "grant");
 	ev_int(&e, "attempt", lr.rec.budget.cur.attempt);
 	ev_pair(&e, "granted", before, before + n);
+	/* a grant lifts a fatal exit code like any exhaustion (docs/rule.md) */
+	if (lr.rec.budget.fatal_code) {
+		ev_int(&e, "fatal_lifted", lr.rec.budget.fatal_code);
+		lr.rec.budget.fatal_code = 0;
+	}
 	ev_str(&e, "by", by);
 	rc = commit(&lr, &e, err);
 out:

@@ -59,6 +59,8 @@ static void apply(rb_limits *out, const rb_overrides *o)
 		out->restore_retry_num = o->restore_retry_num;
 	if (o->has_restore_timeout)
 		out->restore_timeout = o->restore_timeout;
+	if (o->has_max_interruptions)
+		out->max_interruptions = o->max_interruptions;
 }
 
 /* The job's value v of key within the cap rules (caps.h): 1 if it was
@@ -110,6 +112,7 @@ int rb_config_resolve(const rb_config *cfg, const char *partition,
 	out->restore_timeout = cfg->restore_timeout;
 	out->accounting = cfg->accounting;
 	out->count_preemptions = cfg->count_preemptions;
+	out->max_interruptions = cfg->max_interruptions;
 	if ((p = find_named(cfg->partitions, cfg->n_partitions, partition,
 			    false)))
 		apply(out, &p->values);
@@ -122,6 +125,23 @@ int rb_config_resolve(const rb_config *cfg, const char *partition,
 			clamped += clamp_value(cfg, k, v, rb_cap_limit(out, k),
 					       warn, warnlen);
 	return clamped;
+}
+
+/* (config.h) The account's list replaces the partition's, which replaces
+ * the default (docs/rule.md, "Exit-code rules"). */
+rb_exit_rule rb_config_exit_rule(const rb_config *cfg, const char *partition,
+				 const char *account, int code)
+{
+	const rb_named_overrides *p, *a;
+	const rb_exit_rules *list = &cfg->exit_rules;
+
+	p = find_named(cfg->partitions, cfg->n_partitions, partition, false);
+	a = find_named(cfg->accounts, cfg->n_accounts, account, true);
+	if (a && a->exit_rules.set)
+		list = &a->exit_rules;
+	else if (p && p->exit_rules.set)
+		list = &p->exit_rules;
+	return rb_exit_rules_match(list, code);
 }
 
 /* ---- job options -------------------------------------------------------- */

@@ -30,6 +30,8 @@
 #define I64(k, m, lo) FIELD(k, F_I64, m, .min = (lo), .max = INT64_MAX)
 #define TYPED(k, m, t) FIELD(k, t, m, .size = 0)
 #define STR_SINCE(k, m, v) FIELD(k, F_STR, m, .size = MEMBER_SIZE(m), .since = (v))
+#define INT_SINCE(k, m, lo, v, d) FIELD(k, F_INT, m, .min = (lo), .max = INT_MAX, .since = (v), .dflt = (d))
+#define I64_SINCE(k, m, v) FIELD(k, F_I64, m, .min = 0, .max = INT64_MAX, .since = (v))
 
 /*
  * Every field of rb_record, its rb_budget and the budget's current attempt.
@@ -59,6 +61,10 @@ const field rec_fields[REC_N_FIELDS] = {
 	I64("interruptions", budget.interruptions, 0),
 	I64("restore_failures_total", budget.restore_failures_total, 0),
 	I64("failures_total", budget.failures_total, 0),
+	INT_SINCE("fatal_code", budget.fatal_code, 0, 3, 0),
+	I64_SINCE("fatal_exits", budget.fatal_exits, 3),
+	I64_SINCE("interruption_cap_refusals",
+		  budget.interruption_cap_refusals, 3),
 	TYPED("prev_end", budget.prev_end, F_END),
 	INT("prev_end_code", budget.prev_end_code, INT_MIN),
 	STR("checkpoint", budget.checkpoint),
@@ -79,6 +85,9 @@ const field rec_fields[REC_N_FIELDS] = {
 	      F_ACCOUNTING),
 	TYPED("cur.limits.count_preemptions",
 	      budget.cur.limits.count_preemptions, F_BOOL),
+	INT_SINCE("cur.limits.max_interruptions",
+		  budget.cur.limits.max_interruptions, RB_UNLIMITED, 3,
+		  RB_UNLIMITED),
 	STR("cur.checkpoint", budget.cur.checkpoint),
 };
 
@@ -96,11 +105,11 @@ _Static_assert(REC_N_FIELDS <= 64, "too many record fields for the seen mask");
  * tests/unit/test_record.c), then update the size here. LP64 sizes only.
  */
 #if defined(__LP64__)
-_Static_assert(sizeof(rb_limits) == 20, "rb_limits changed: update rec_fields[]");
-_Static_assert(sizeof(rb_attempt) == 4160,
+_Static_assert(sizeof(rb_limits) == 24, "rb_limits changed: update rec_fields[]");
+_Static_assert(sizeof(rb_attempt) == 4168,
 	       "rb_attempt changed: update rec_fields[]");
-_Static_assert(sizeof(rb_budget) == 8320, "rb_budget changed: update rec_fields[]");
-_Static_assert(sizeof(rb_record) == 17656,
+_Static_assert(sizeof(rb_budget) == 8344, "rb_budget changed: update rec_fields[]");
+_Static_assert(sizeof(rb_record) == 17680,
 	       "rb_record changed: update rec_fields[]");
 #endif
 

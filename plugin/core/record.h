@@ -19,8 +19,9 @@
 #include "engine.h"
 
 /* Version 2 (2026-12) added `submission`; version 1 records are read as
- * having none (docs/security.md, "Job identity"). */
-#define RB_RECORD_VERSION 2
+ * having none (docs/security.md, "Job identity"). Version 3 added the exit
+ * rules' and the interruption cap's fields (read as none, and unlimited). */
+#define RB_RECORD_VERSION 3
 #define RB_RECORD_VERSION_OLDEST 1
 #define RB_NAME_MAX 256
 /* A job's submission identity: printable, no spaces (rb_submission_ok). */

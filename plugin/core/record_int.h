@@ -39,10 +39,11 @@ typedef struct {
 	int64_t max;
 	field_type type;
 	int since;     /* the record version that added it; 0 = the first */
+	int64_t dflt;  /* F_INT, F_I64: its value in an older version's record */
 } field;
 
 /* Every field of a record, in the order they are written (record.c). */
-#define REC_N_FIELDS 38
+#define REC_N_FIELDS 42
 extern const field rec_fields[REC_N_FIELDS];
 
 /* Escape n bytes of in into out (size outlen, NUL-terminated): the bytes

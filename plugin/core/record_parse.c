@@ -310,7 +310,7 @@ static int line_field(const char *text, size_t p, size_t e, line_walk *w,
 }
 
 /* Every field has had its line, or was added after w->version (then it is
- * read as empty). 0, or -1 naming the first one missing. */
+ * read as empty, or as its dflt). 0, or -1 naming the first one missing. */
 static int check_all_seen(const line_walk *w, value *vals, rb_err *err)
 {
 	size_t i;
@@ -321,6 +321,7 @@ static int check_all_seen(const line_walk *w, value *vals, rb_err *err)
 		if (rec_fields[i].since > w->version) {
 			memset(&vals[i], 0, sizeof(vals[i]));
 			vals[i].text = "";
+			vals[i].v.i = rec_fields[i].dflt;
 			continue;
 		}
 		return rb_err_set(err, "missing key '%s'", rec_fields[i].key);

@@ -62,6 +62,45 @@ void rb_step_env_of(const rb_record *rec, int64_t attempt, rb_phase phase,
 	v[9].set = rb_ack_path(rec->work_dir, rec->checkpoint_dir,
 			       rec->cluster, rec->job_id, attempt, v[9].value,
 			       sizeof(v[9].value)) == 0;
+	/* the cap as in force: plus what an admin granted (docs/rule.md,
+	 * "Interruption cap") */
+	set_int(&v[10], "RESTORE_BUDGET_INTERRUPTIONS", b->interruptions);
+	set_bound(&v[11], "RESTORE_BUDGET_MAX_INTERRUPTIONS",
+		  l->max_interruptions < 0 ? -1 :
+					     (int64_t)l->max_interruptions +
+						     b->granted);
+}
+
+/* The refusal of a budget spent by a fatal exit code or the interruption
+ * cap, which name their own cause; false for one spent by failures. */
+static bool refusal_by_cause(const rb_record *rec, int64_t attempt,
+			     const char *config_path, char *buf, size_t len)
+{
+	const rb_budget *b = &rec->budget;
+	const rb_limits *l = &b->cur.limits;
+	char cause[128];
+
+	switch (rb_engine_exhaustion(b, l)) {
+	case RB_SPENT_FATAL:
+		snprintf(cause, sizeof(cause),
+			 "exit code %d is fatal (exit_rules)", b->fatal_code);
+		break;
+	case RB_SPENT_INTERRUPTIONS:
+		snprintf(cause, sizeof(cause),
+			 "interruptions %" PRId64 " > max_interruptions %" PRId64,
+			 b->interruptions,
+			 (int64_t)l->max_interruptions + b->granted);
+		break;
+	default:
+		return false;
+	}
+	snprintf(buf, len,
+		 RB_PREFIX "job %u attempt %" PRId64 " refused: %s (limits from "
+		 "%s). The checkpoint %s is kept. An admin can lift it with "
+		 "'restore-budget grant %u --failures N' and requeue the job.\n",
+		 rec->job_id, attempt, cause, config_path,
+		 b->checkpoint[0] ? b->checkpoint : "(none)", rec->job_id);
+	return true;
 }
 
 void rb_step_refusal(const rb_record *rec, int64_t attempt,
@@ -70,6 +109,8 @@ void rb_step_refusal(const rb_record *rec, int64_t attempt,
 	const rb_budget *b = &rec->budget;
 	const rb_limits *l = &b->cur.limits;
 
+	if (refusal_by_cause(rec, attempt, config_path, buf, len))
+		return;
 	snprintf(buf, len,
 		 RB_PREFIX "job %u attempt %" PRId64 " refused: restore budget "
 		 "exhausted: failures F=%d > max_failures M=%d (restore failures "

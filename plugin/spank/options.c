@@ -13,6 +13,7 @@
 #define OPT_RESTORE_RETRIES 2
 #define OPT_CHECKPOINT_DIR 3
 #define OPT_RESTORE_TIMEOUT 4
+#define OPT_MAX_INTERRUPTIONS 5
 
 static int option_cb(int val, const char *optarg, int remote);
 
@@ -33,6 +34,10 @@ static struct spank_option options[] = {
 	  "restore_budget: a restore that runs SEC seconds counts as "
 	  "confirmed (0 = only the job's acknowledgement confirms)",
 	  1, OPT_RESTORE_TIMEOUT, option_cb },
+	{ "max-interruptions", "N",
+	  "restore_budget: refuse the rerun after more than N interruptions "
+	  "(preemptions, requeues; N or 'unlimited'; the admin caps it)",
+	  1, OPT_MAX_INTERRUPTIONS, option_cb },
 	SPANK_OPTIONS_TABLE_END
 };
 

@@ -431,7 +431,7 @@ static void test_nul_byte_is_a_syntax_error(void **state)
 static void test_unknown_top_level_key(void **state)
 {
 	load_fails(*state, "max_failures = 1;\nmax_failure = 2;\n", 2,
-		   "unknown key \"max_failure\" (known keys: state_dir, max_failures, restore_retry_num, restore_timeout, restore_accounting, count_preemptions, track, on_error, on_exhausted, limits, checkpoint, partitions, accounts)");
+		   "unknown key \"max_failure\" (known keys: state_dir, max_failures, restore_retry_num, restore_timeout, restore_accounting, count_preemptions, track, on_error, on_exhausted, limits, checkpoint, partitions, accounts, max_interruptions, exit_rules)");
 }
 
 static void test_unknown_nested_keys_name_the_dotted_path(void **state)
@@ -439,13 +439,13 @@ static void test_unknown_nested_keys_name_the_dotted_path(void **state)
 	fixture *f = *state;
 
 	load_fails(f, "limits = {\n  max_failure = 3;\n};\n", 2,
-		   "unknown key \"limits.max_failure\" (known keys in limits: max_failures, restore_retry_num, allow_unlimited)");
+		   "unknown key \"limits.max_failure\" (known keys in limits: max_failures, restore_retry_num, allow_unlimited, max_interruptions)");
 	load_fails(f, "checkpoint = { pattern = \"c*\";\n latests = \"l\"; };\n", 2,
 		   "unknown key \"checkpoint.latests\" (known keys in checkpoint: pattern, latest)");
 	load_fails(f, "partitions = {\n  preempt = {\n    max_failure = 3;\n  };\n};\n",
-		   3, "unknown key \"partitions.preempt.max_failure\" (known keys in partitions.preempt: name, max_failures, restore_retry_num, restore_timeout)");
+		   3, "unknown key \"partitions.preempt.max_failure\" (known keys in partitions.preempt: name, max_failures, restore_retry_num, restore_timeout, max_interruptions, exit_rules)");
 	load_fails(f, "accounts = { ml-team = { retries = 3; }; };\n", 1,
-		   "unknown key \"accounts.ml-team.retries\" (known keys in accounts.ml-team: name, max_failures, restore_retry_num, restore_timeout)");
+		   "unknown key \"accounts.ml-team.retries\" (known keys in accounts.ml-team: name, max_failures, restore_retry_num, restore_timeout, max_interruptions, exit_rules)");
 }
 
 static void test_wrong_types_are_errors(void **state)

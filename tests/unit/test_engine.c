@@ -20,6 +20,7 @@ static rb_limits limits(int m, int r)
 	rb_limits l = {
 		.max_failures = m, .restore_retry_num = r, .restore_timeout = 0,
 		.accounting = RB_ACCOUNTING_GROUPED, .count_preemptions = false,
+		.max_interruptions = RB_UNLIMITED,
 	};
 	return l;
 }

@@ -52,6 +52,9 @@ static void fill_record(rb_record *r)
 	r->budget.interruptions = 9;
 	r->budget.restore_failures_total = 5;
 	r->budget.failures_total = 4;
+	r->budget.fatal_code = 3;
+	r->budget.fatal_exits = 2;
+	r->budget.interruption_cap_refusals = 8;
 	r->budget.prev_end = RB_END_INTERRUPTED;
 	r->budget.prev_end_code = 137;
 	strcpy(r->budget.checkpoint, "/home/a/ck/checkpoint-7");
@@ -68,6 +71,7 @@ static void fill_record(rb_record *r)
 	r->budget.cur.limits.restore_timeout = 300;
 	r->budget.cur.limits.accounting = RB_ACCOUNTING_RAY;
 	r->budget.cur.limits.count_preemptions = true;
+	r->budget.cur.limits.max_interruptions = 4;
 	strcpy(r->budget.cur.checkpoint, tricky_path);
 }
 
@@ -299,7 +303,7 @@ static void format_is_readable_key_value_text(void **state)
 	strcpy(r->budget.checkpoint, "/home/a/ck/checkpoint-7");
 	text = format_new(r, &len);
 	assert_int_equal(strlen(text), len);
-	assert_memory_equal(text, "restore_budget-record 2\n", 24);
+	assert_memory_equal(text, "restore_budget-record 3\n", 24);
 	assert_non_null(strstr(text, "\nfailures=1\n"));
 	assert_non_null(strstr(text, "\nsubmission=\n"));
 	assert_non_null(strstr(text, "\nrestore_failures=2\n"));
@@ -527,14 +531,69 @@ static void every_truncation_is_refused(void **state)
 static void unknown_version_is_refused(void **state)
 {
 	(void)state;
-	assert_edit_refused("restore_budget-record 2\n",
+	assert_edit_refused("restore_budget-record 3\n",
 			    "restore_budget-record 7\n",
-			    "unknown record version 7 (this plugin reads 1 to 2; a newer plugin wrote it: upgrade this node)");
-	assert_edit_refused("restore_budget-record 2\n",
+			    "unknown record version 7 (this plugin reads 1 to 3; a newer plugin wrote it: upgrade this node)");
+	assert_edit_refused("restore_budget-record 3\n",
 			    "restore_budget-record 0\n",
 			    "unknown record version 0");
-	assert_edit_refused("restore_budget-record 2\n",
+	assert_edit_refused("restore_budget-record 3\n",
 			    "restore_budget-record 02\n", "bad version line");
+}
+
+/* Remove the line of key (which must be there) from text. */
+static void drop_line(char *text, const char *key)
+{
+	char *line = strstr(text, key);
+
+	assert_non_null(line);
+	line++; /* key starts with the '\n' before its line */
+	memmove(line, strchr(line, '\n') + 1, strlen(strchr(line, '\n') + 1) + 1);
+}
+
+/* The lines version 3 added (the exit rules' and the interruption cap's). */
+static void drop_version_3_lines(char *text, size_t *len)
+{
+	drop_line(text, "\nfatal_code=");
+	drop_line(text, "\nfatal_exits=");
+	drop_line(text, "\ninterruption_cap_refusals=");
+	drop_line(text, "\ncur.limits.max_interruptions=");
+	*len = strlen(text);
+}
+
+/* A record written before the exit rules (version 2) reads with no fatal
+ * code, zero totals and an unlimited interruption cap. */
+static void test_version_2_record_reads_with_unlimited_interruptions(void **state)
+{
+	size_t len;
+	char *text = format_full(&len);
+	rb_record *r = malloc(sizeof(*r));
+	rb_err err = { "" };
+
+	(void)state;
+	assert_non_null(r);
+	drop_version_3_lines(text, &len);
+	edit_raw(text, &len, "restore_budget-record 3\n",
+		 "restore_budget-record 2\n");
+	reseal(text, &len);
+	if (rb_record_parse(text, len, r, &err) != 0)
+		fail_msg("version 2 refused: %s", err.msg);
+	assert_int_equal(r->budget.fatal_code, 0);
+	assert_int_equal(r->budget.fatal_exits, 0);
+	assert_int_equal(r->budget.interruption_cap_refusals, 0);
+	assert_int_equal(r->budget.cur.limits.max_interruptions, RB_UNLIMITED);
+	assert_int_equal(r->budget.interruptions, 9);
+	free(r);
+	free(text);
+}
+
+/* A version 2 record has no version 3 line; one that claims to is edited. */
+static void test_version_2_record_with_a_version_3_key_is_refused(void **state)
+{
+	(void)state;
+	assert_edit_refused("restore_budget-record 3\n",
+			    "restore_budget-record 2\n",
+			    "key 'fatal_code' is not part of record version 2");
 }
 
 /* A record written by the plugin before 2026-12 (version 1, no submission
@@ -552,8 +611,8 @@ static void version_1_record_reads_without_a_submission(void **state)
 	assert_non_null(line);
 	memmove(line, strchr(line, '\n') + 1,
 		strlen(strchr(line, '\n') + 1) + 1);
-	len = strlen(text);
-	edit_raw(text, &len, "restore_budget-record 2\n",
+	drop_version_3_lines(text, &len);
+	edit_raw(text, &len, "restore_budget-record 3\n",
 		 "restore_budget-record 1\n");
 	reseal(text, &len);
 	if (rb_record_parse(text, len, r, &err) != 0)
@@ -569,7 +628,7 @@ static void version_1_record_reads_without_a_submission(void **state)
 static void version_1_record_with_a_submission_is_refused(void **state)
 {
 	(void)state;
-	assert_edit_refused("restore_budget-record 2\n",
+	assert_edit_refused("restore_budget-record 3\n",
 			    "restore_budget-record 1\n",
 			    "key 'submission' is not part of record version 1");
 }
@@ -885,6 +944,8 @@ int main(void)
 		cmocka_unit_test(unknown_version_is_refused),
 		cmocka_unit_test(version_1_record_reads_without_a_submission),
 		cmocka_unit_test(version_1_record_with_a_submission_is_refused),
+		cmocka_unit_test(test_version_2_record_reads_with_unlimited_interruptions),
+		cmocka_unit_test(test_version_2_record_with_a_version_3_key_is_refused),
 		cmocka_unit_test(submission_identity_is_checked),
 		cmocka_unit_test(text_that_is_not_a_record_is_refused),
 		cmocka_unit_test(missing_key_is_refused),
