@@ -82,6 +82,9 @@ static const char *charge_words(const char *kind)
 		{ "failure", "a failure after a confirmed restore (F += 1)" },
 		{ "preemption_failure",
 		  "a preemption, count_preemptions is on (F += 1)" },
+		{ "fatal_exit",
+		  "a fatal exit code (exit_rules: F += 1, exhausted now)" },
+		{ "ignored_exit", "an ignored exit code (exit_rules: nothing)" },
 	};
 
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
@@ -102,6 +105,8 @@ static void text_limits(line_buf *lb, const event *e)
 		       " count_preemptions" : "");
 	if (ev_get(e, "granted") && strcmp(ev_s(e, "granted"), "0") != 0)
 		lb_add(lb, " +%s granted", ev_s(e, "granted"));
+	if (ev_get(e, "max_interruptions"))
+		lb_add(lb, " max_interruptions=%s", ev_s(e, "max_interruptions"));
 }
 
 static void text_start(line_buf *lb, const event *e)
@@ -121,6 +126,8 @@ static void text_start(line_buf *lb, const event *e)
 		       charged, ev_s(e, "charged_end"),
 		       ev_s(e, "charged_phase"),
 		       charge_words(ev_s(e, "charge")));
+	if (ev_get(e, "rule"))
+		lb_add(lb, " (exit_rules: rule=%s)", ev_s(e, "rule"));
 	lb_add(lb, "; failures %s, restore_failures %s",
 	       ev_s(e, "failures"), ev_s(e, "restore_failures"));
 	text_limits(lb, e);

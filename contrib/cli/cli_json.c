@@ -80,6 +80,9 @@ json_object *cli_json_limits(const rb_limits *l)
 	add_int(o, "restore_timeout", l->restore_timeout);
 	add_str(o, "restore_accounting", rb_accounting_name(l->accounting));
 	add_bool(o, "count_preemptions", l->count_preemptions);
+	/* only when set: the object stays as it was for configs without it */
+	if (l->max_interruptions >= 0)
+		add_int(o, "max_interruptions", l->max_interruptions);
 	return o;
 }
 
@@ -117,13 +120,26 @@ json_object *cli_json_summary(const rb_record *rec)
 	return o;
 }
 
+/* The record's lifetime totals (explain and metrics). */
+static json_object *json_totals(const rb_budget *b)
+{
+	json_object *totals = json_object_new_object();
+
+	add_int(totals, "interruptions", b->interruptions);
+	add_int(totals, "restore_failures", b->restore_failures_total);
+	add_int(totals, "failures", b->failures_total);
+	add_int(totals, "fatal_exits", b->fatal_exits);
+	add_int(totals, "interruption_cap_refusals",
+		b->interruption_cap_refusals);
+	return totals;
+}
+
 json_object *cli_json_record(const rb_record *rec)
 {
 	const rb_budget *b = &rec->budget;
 	const rb_attempt *a = &b->cur;
 	json_object *o = json_object_new_object();
 	json_object *cur = json_object_new_object();
-	json_object *totals = json_object_new_object();
 	char txt[64];
 
 	add_str(o, "cluster", rec->cluster);
@@ -166,10 +182,8 @@ json_object *cli_json_record(const rb_record *rec)
 	add_str(cur, "checkpoint", a->checkpoint);
 	json_object_object_add(o, "current_attempt", cur);
 
-	add_int(totals, "interruptions", b->interruptions);
-	add_int(totals, "restore_failures", b->restore_failures_total);
-	add_int(totals, "failures", b->failures_total);
-	json_object_object_add(o, "totals", totals);
+	json_object_object_add(o, "totals", json_totals(b));
+	add_int(o, "fatal_code", b->fatal_code);
 
 	add_int(o, "created", rec->created);
 	add_int(o, "updated", rec->updated);

@@ -8,7 +8,8 @@
  * One sample per metric, labelled cluster="NAME" (the ledger read). Gauges
  * describe the records now in the ledger; the *_total counters are sums of
  * the records' lifetime totals (rb_budget: interruptions,
- * restore_failures_total, failures_total). `gc` removes records, so a sum
+ * restore_failures_total, failures_total, fatal_exits,
+ * interruption_cap_refusals). `gc` removes records, so a sum
  * can go down: Prometheus reads that as a counter reset, and rate() over a
  * window with a gc in it undercounts, never overcounts.
  *
@@ -35,6 +36,7 @@ typedef struct {
 	rb_record *rec;
 	int64_t tracked, exhausted, corrupt;
 	int64_t interruptions, restore_failures, failures;
+	int64_t fatal_exits, cap_refusals;
 } metrics_state;
 
 static int on_job(uint32_t job_id, void *vctx)
@@ -60,6 +62,8 @@ static int on_job(uint32_t job_id, void *vctx)
 	st->interruptions += b->interruptions;
 	st->restore_failures += b->restore_failures_total;
 	st->failures += b->failures_total;
+	st->fatal_exits += b->fatal_exits;
+	st->cap_refusals += b->interruption_cap_refusals;
 	return 0;
 }
 
@@ -105,6 +109,15 @@ static void format_metrics(FILE *f, const char *cluster,
 	put_metric(f, cluster, "restore_budget_failures_total", "counter",
 		   "Failures charged (F += 1), summed over the ledger's "
 		   "records.", st->failures);
+	put_metric(f, cluster, "restore_budget_fatal_exit_total", "counter",
+		   "Exit codes charged as fatal by exit_rules (the job was "
+		   "exhausted at once), summed over the ledger's records.",
+		   st->fatal_exits);
+	put_metric(f, cluster, "restore_budget_interruption_cap_refusals_total",
+		   "counter",
+		   "Attempts refused (or held) because the job had more "
+		   "interruptions than max_interruptions, summed over the "
+		   "ledger's records.", st->cap_refusals);
 	put_metric(f, cluster, "restore_budget_ledger_corrupt_records",
 		   "gauge",
 		   "Ledger records that could not be read (corrupt, torn or "

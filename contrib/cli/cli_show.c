@@ -41,6 +41,30 @@ static void format_limits(const rb_limits *l, char *buf, size_t len)
 		 m, l->restore_retry_num, l->restore_timeout,
 		 rb_accounting_name(l->accounting),
 		 l->count_preemptions ? "true" : "false");
+	/* only when set: the line stays as it was for configs without it */
+	if (l->max_interruptions >= 0 && strlen(buf) + 32 < len)
+		snprintf(buf + strlen(buf), len - strlen(buf),
+			 " max_interruptions=%d", l->max_interruptions);
+}
+
+/* Why a spent budget is spent, when it is not the failure count:
+ * ": exit code 3 is fatal (exit_rules)", or "". */
+static void spent_cause(const rb_budget *b, char *buf, size_t len)
+{
+	switch (rb_engine_exhaustion(b, &b->cur.limits)) {
+	case RB_SPENT_FATAL:
+		snprintf(buf, len, ": exit code %d is fatal (exit_rules)",
+			 b->fatal_code);
+		break;
+	case RB_SPENT_INTERRUPTIONS:
+		snprintf(buf, len, ": interruptions %" PRId64 " > max_interruptions %" PRId64,
+			 b->interruptions,
+			 (int64_t)b->cur.limits.max_interruptions + b->granted);
+		break;
+	default:
+		buf[0] = '\0';
+		break;
+	}
 }
 
 static const char *exhausted_text(const rb_record *rec, char *buf, size_t len)
@@ -48,14 +72,17 @@ static const char *exhausted_text(const rb_record *rec, char *buf, size_t len)
 	const rb_budget *b = &rec->budget;
 	bool now = b->cur.attempt >= 0 &&
 		   rb_engine_is_exhausted(b, &b->cur.limits);
+	char cause[128];
+
+	spent_cause(b, cause, sizeof(cause));
 
 	if (b->exhausted && !now)
 		snprintf(buf, len, "yes (attempt %" PRId64 " was refused; a "
 			 "grant since leaves budget: requeue the job to go on)",
 			 b->cur.attempt);
 	else if (b->exhausted)
-		snprintf(buf, len, "yes (attempt %" PRId64 " was refused)",
-			 b->cur.attempt);
+		snprintf(buf, len, "yes (attempt %" PRId64 " was refused%s)",
+			 b->cur.attempt, cause);
 	else
 		snprintf(buf, len, "no");
 	return buf;
@@ -167,6 +194,11 @@ static void print_budget(const cli_ctx *ctx, const rb_record *rec)
 	snprintf(buf, sizeof(buf), "%" PRId64 " interruptions, %" PRId64
 		 " failed restores, %" PRId64 " failures charged",
 		 b->interruptions, b->restore_failures_total, b->failures_total);
+	if (b->fatal_exits || b->interruption_cap_refusals)
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf),
+			 ", %" PRId64 " fatal exit codes, %" PRId64
+			 " interruption cap refusals", b->fatal_exits,
+			 b->interruption_cap_refusals);
 	kv("totals", buf);
 	cli_format_time(rec->updated, t1, sizeof(t1));
 	kv("updated", t1);
