@@ -22,6 +22,7 @@
 #   RB_CLUSTER_NAME   ClusterName                      (default rbtest)
 #   RB_SLURM_DEBUG    SlurmctldDebug/SlurmdDebug       (default info)
 #   RB_PROLOGFLAGS    PrologFlags value, empty = unset (default empty)
+#   RB_REQUEUE_EXIT   RequeueExit value, e.g. "42,3,75" (default 42)
 #   RB_TEST_USER      user created by start if missing; empty = none (default rbuser)
 #   RB_START_TIMEOUT  seconds to wait for the cluster  (default 30)
 #   RB_STOP_TIMEOUT   seconds to wait per TERM phase   (default 10)
@@ -296,6 +297,10 @@ rbc_start() {
         -e "s|@CTLD_PORT@|$cport|g" -e "s|@SLURMD_PORT@|$sport|g" \
         -e "s|@DEBUG@|$debug|g" -e "s|@PROLOGFLAGS_LINE@|$plf|g" \
         "$RBC_HERE/slurm.conf.in" >"$dir/slurm.conf" || { rbc_stop "$dir"; return 1; }
+    # exit_rules matter only for codes Slurm requeues (docs/rule.md)
+    if [[ -n ${RB_REQUEUE_EXIT:-} ]]; then
+        sed -i "s|^RequeueExit=.*|RequeueExit=$RB_REQUEUE_EXIT|" "$dir/slurm.conf" || { rbc_stop "$dir"; return 1; }
+    fi
     rbc_write_plugstack "$dir" "$line"
 
     # Daemons: the controller first, -c = clean state.  Both daemonize.  They
