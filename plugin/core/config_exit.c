@@ -88,27 +88,38 @@ static int load_rule(load_ctx *ctx, const cnode *g, const char *where,
 /* (config_int.h) */
 int cf_load_exit_rules(load_ctx *ctx, const cnode *s, rb_exit_rules *out)
 {
-	int n = cn_length(s), i = 0;
+	int n = cn_length(s);
+	rb_exit_rule_entry *rules;
 
 	/* `exit_rules = [];` is how libconfig spells an empty list too */
 	if (cn_type(s) != CONFIG_TYPE_LIST &&
 	    !(cn_type(s) == CONFIG_TYPE_ARRAY && n == 0))
 		return cf_fail_type(ctx, s, RULES_SHAPE);
+	/* one entry at least: an empty list is still a list that is set */
+	rules = calloc(n > 0 ? (size_t)n : 1, sizeof(*rules));
+	if (!rules)
+		return rb_err_set(ctx->err, "%s: out of memory", ctx->path);
 	free(out->rules);
-	out->rules = n ? calloc((size_t)n, sizeof(*out->rules)) : NULL;
+	out->rules = rules;
 	out->n = 0;
 	out->set = true;
-	if (n && !out->rules)
-		return rb_err_set(ctx->err, "%s: out of memory", ctx->path);
-	for (const cnode *g = s->first; g; g = g->next, i++) {
+	for (int i = 0; i < n; i++) {
 		char where[300];
 
 		rule_name(s, i, where, sizeof(where));
-		if (load_rule(ctx, g, where, &out->rules[i]) < 0)
-			return -1;
+		if (load_rule(ctx, cn_elem(s, (unsigned int)i), where,
+			      &rules[i]) < 0)
+			goto fail;
 		out->n++;
 	}
 	return 0;
+fail:
+	/* a partition's group that failed is not counted, so never freed by
+	 * rb_config_free: leave nothing behind */
+	free(rules);
+	out->rules = NULL;
+	out->n = 0;
+	return -1;
 }
 
 /* (config.h) The first rule of list naming code. */
