@@ -212,6 +212,18 @@ wait_state() {
     done
 }
 
+# wait_held JOB TIMEOUT - wait until JOB is PENDING with Priority=0 (held).
+wait_held() {
+    local job=$1 tmo=${2:-30} t0=$SECONDS
+    until [[ $(job_field "$job" JobState) == PENDING && $(job_field "$job" Priority) == 0 ]]; do
+        if ((SECONDS - t0 >= tmo)); then
+            echo "wait_held: job $job is $(job_field "$job" JobState) Priority=$(job_field "$job" Priority) after ${tmo}s" >&2
+            return 1
+        fi
+        sleep 0.3
+    done
+}
+
 # wait_restart_count JOB N TIMEOUT - wait until Restarts >= N.
 wait_restart_count() {
     local job=$1 n=$2 tmo=${3:-30} r t0=$SECONDS

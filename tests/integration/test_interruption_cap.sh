@@ -64,12 +64,7 @@ checkq "B: attempt 0 wrote a checkpoint" wait_grep "$outb" "^trial\[$jb\.0\]: ch
 expect "B: attempt 0 sees MAX_INTERRUPTIONS 0" "$(out_var "$outb" 0 RESTORE_BUDGET_MAX_INTERRUPTIONS)" 0
 check "B: admin scontrol requeue (attempt 0)" timeout 10 scontrol requeue "$jb"
 check "B: attempt 1 refused in the ledger" wait_ev "$jb" 'kind=start attempt=1 decision=refuse' 90
-held=0
-for _ in $(seq 1 100); do
-    [[ $(job_field "$jb" JobState) == PENDING && $(job_field "$jb" Priority) == 0 ]] && { held=1; break; }
-    sleep 0.3
-done
-expect "B: job $jb is held (PENDING, Priority=0)" "$held" 1
+check "B: job $jb is held (PENDING, Priority=0)" wait_held "$jb" 30
 expect_match "B: AdminComment names the cap" "$(scontrol -o show job "$jb")" \
     'AdminComment=restore_budget: held: interruptions 1 > max_interruptions 0: budget exhausted'
 timeout 10 scancel "$jb"; wait_state "$jb" CANCELLED 30 >/dev/null

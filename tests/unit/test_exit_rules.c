@@ -52,6 +52,18 @@ static rb_decision run(rb_budget *b, int64_t n, const rb_limits *l,
 	return d;
 }
 
+/* A fresh budget whose attempt 0 (FRESH) ended FAILED with code, then
+ * attempt 1 starting under rule, as run() does. */
+static rb_decision failed_then(rb_budget *b, const rb_limits *l, int code,
+			       rb_exit_rule rule, bool ckpt, rb_charge *c,
+			       char *reason)
+{
+	rb_budget_init(b);
+	run(b, 0, l, RB_EXIT_RULE_NONE, false, NULL, NULL);
+	rb_engine_end(b, 0, RB_END_FAILED, code, 1050);
+	return run(b, 1, l, rule, ckpt, c, reason);
+}
+
 static void test_exit_rule_fatal_exhausts_now(void **state)
 {
 	rb_budget b;
@@ -60,10 +72,7 @@ static void test_exit_rule_fatal_exhausts_now(void **state)
 	char reason[RB_REASON_MAX];
 
 	(void)state;
-	rb_budget_init(&b);
-	run(&b, 0, &l, RB_EXIT_RULE_NONE, false, NULL, NULL);
-	rb_engine_end(&b, 0, RB_END_FAILED, 3, 1050);
-	assert_int_equal(run(&b, 1, &l, RB_EXIT_RULE_FATAL, false, &c, reason),
+	assert_int_equal(failed_then(&b, &l, 3, RB_EXIT_RULE_FATAL, false, &c, reason),
 			 RB_DECISION_REFUSE);
 	assert_int_equal(c.kind, RB_CHARGE_FATAL);
 	assert_int_equal(c.rule, RB_EXIT_RULE_FATAL);
@@ -82,10 +91,7 @@ static void test_exit_rule_fatal_exhausts_an_unlimited_budget(void **state)
 	rb_limits l = lim(RB_UNLIMITED, 3, RB_UNLIMITED);
 
 	(void)state;
-	rb_budget_init(&b);
-	run(&b, 0, &l, RB_EXIT_RULE_NONE, false, NULL, NULL);
-	rb_engine_end(&b, 0, RB_END_FAILED, 4, 1050);
-	assert_int_equal(run(&b, 1, &l, RB_EXIT_RULE_FATAL, false, NULL, NULL),
+	assert_int_equal(failed_then(&b, &l, 4, RB_EXIT_RULE_FATAL, false, NULL, NULL),
 			 RB_DECISION_REFUSE);
 }
 
@@ -95,10 +101,7 @@ static void test_exit_rule_fatal_stays_until_lifted(void **state)
 	rb_limits l = lim(5, 3, RB_UNLIMITED);
 
 	(void)state;
-	rb_budget_init(&b);
-	run(&b, 0, &l, RB_EXIT_RULE_NONE, false, NULL, NULL);
-	rb_engine_end(&b, 0, RB_END_FAILED, 3, 1050);
-	run(&b, 1, &l, RB_EXIT_RULE_FATAL, false, NULL, NULL);
+	failed_then(&b, &l, 3, RB_EXIT_RULE_FATAL, false, NULL, NULL);
 	/* the refused attempt is requeued: still refused, charged nothing */
 	assert_int_equal(run(&b, 2, &l, RB_EXIT_RULE_NONE, false, NULL, NULL),
 			 RB_DECISION_REFUSE);
@@ -117,11 +120,8 @@ static void test_exit_rule_ignore_costs_nothing_in_any_phase(void **state)
 	char reason[RB_REASON_MAX];
 
 	(void)state;
-	rb_budget_init(&b);
 	/* RUNNING (nothing to restore) */
-	run(&b, 0, &l, RB_EXIT_RULE_NONE, false, NULL, NULL);
-	rb_engine_end(&b, 0, RB_END_FAILED, 75, 1050);
-	assert_int_equal(run(&b, 1, &l, RB_EXIT_RULE_IGNORE, true, &c, reason),
+	assert_int_equal(failed_then(&b, &l, 75, RB_EXIT_RULE_IGNORE, true, &c, reason),
 			 RB_DECISION_RUN);
 	assert_int_equal(c.kind, RB_CHARGE_IGNORED);
 	assert_string_equal(reason,
@@ -145,11 +145,9 @@ static void test_exit_rule_ignore_is_not_an_interruption(void **state)
 	rb_limits l = lim(1, 2, 0);
 
 	(void)state;
-	rb_budget_init(&b);
-	run(&b, 0, &l, RB_EXIT_RULE_NONE, false, NULL, NULL);
-	rb_engine_end(&b, 0, RB_END_FAILED, 75, 1050);
 	/* max_interruptions = 0 would refuse after one interruption */
-	assert_int_equal(run(&b, 1, &l, RB_EXIT_RULE_IGNORE, false, NULL, NULL),
+	assert_int_equal(failed_then(&b, &l, 75, RB_EXIT_RULE_IGNORE, false,
+				     NULL, NULL),
 			 RB_DECISION_RUN);
 	assert_int_equal(b.interruptions, 0);
 }
@@ -161,10 +159,7 @@ static void test_exit_rule_restore_failure_counts_whatever_the_phase(void **stat
 	rb_charge c;
 
 	(void)state;
-	rb_budget_init(&b);
-	run(&b, 0, &l, RB_EXIT_RULE_NONE, false, NULL, NULL);
-	rb_engine_end(&b, 0, RB_END_FAILED, 4, 1050);
-	run(&b, 1, &l, RB_EXIT_RULE_RESTORE_FAILURE, false, &c, NULL);
+	failed_then(&b, &l, 4, RB_EXIT_RULE_RESTORE_FAILURE, false, &c, NULL);
 	assert_int_equal(c.phase, RB_PHASE_FRESH);
 	assert_int_equal(c.kind, RB_CHARGE_RESTORE_FAILURE);
 	assert_int_equal(b.restore_failures, 1);

@@ -561,30 +561,41 @@ static void drop_version_3_lines(char *text, size_t *len)
 	*len = strlen(text);
 }
 
+/* The full record as an older plugin wrote it: without the lines newer
+ * versions added, under version line `version` ("restore_budget-record 2\n"),
+ * parsed into r (it must be accepted). */
+static void parse_as_older(const char *version, bool without_submission,
+			   rb_record *r)
+{
+	size_t len;
+	char *text = format_full(&len);
+	rb_err err = { "" };
+
+	if (without_submission)
+		drop_line(text, "\nsubmission=");
+	drop_version_3_lines(text, &len);
+	edit_raw(text, &len, "restore_budget-record 3\n", version);
+	reseal(text, &len);
+	if (rb_record_parse(text, len, r, &err) != 0)
+		fail_msg("%.24s refused: %s", version, err.msg);
+	free(text);
+}
+
 /* A record written before the exit rules (version 2) reads with no fatal
  * code, zero totals and an unlimited interruption cap. */
 static void test_version_2_record_reads_with_unlimited_interruptions(void **state)
 {
-	size_t len;
-	char *text = format_full(&len);
 	rb_record *r = malloc(sizeof(*r));
-	rb_err err = { "" };
 
 	(void)state;
 	assert_non_null(r);
-	drop_version_3_lines(text, &len);
-	edit_raw(text, &len, "restore_budget-record 3\n",
-		 "restore_budget-record 2\n");
-	reseal(text, &len);
-	if (rb_record_parse(text, len, r, &err) != 0)
-		fail_msg("version 2 refused: %s", err.msg);
+	parse_as_older("restore_budget-record 2\n", false, r);
 	assert_int_equal(r->budget.fatal_code, 0);
 	assert_int_equal(r->budget.fatal_exits, 0);
 	assert_int_equal(r->budget.interruption_cap_refusals, 0);
 	assert_int_equal(r->budget.cur.limits.max_interruptions, RB_UNLIMITED);
 	assert_int_equal(r->budget.interruptions, 9);
 	free(r);
-	free(text);
 }
 
 /* A version 2 record has no version 3 line; one that claims to is edited. */
@@ -600,28 +611,15 @@ static void test_version_2_record_with_a_version_3_key_is_refused(void **state)
  * line) still reads, with no submission (docs/security.md, "Upgrades"). */
 static void version_1_record_reads_without_a_submission(void **state)
 {
-	size_t len;
-	char *text = format_full(&len);
-	char *line = strstr(text, "submission=");
 	rb_record *r = malloc(sizeof(*r));
-	rb_err err = { "" };
 
 	(void)state;
 	assert_non_null(r);
-	assert_non_null(line);
-	memmove(line, strchr(line, '\n') + 1,
-		strlen(strchr(line, '\n') + 1) + 1);
-	drop_version_3_lines(text, &len);
-	edit_raw(text, &len, "restore_budget-record 3\n",
-		 "restore_budget-record 1\n");
-	reseal(text, &len);
-	if (rb_record_parse(text, len, r, &err) != 0)
-		fail_msg("version 1 refused: %s", err.msg);
+	parse_as_older("restore_budget-record 1\n", true, r);
 	assert_string_equal(r->submission, "");
 	assert_string_equal(r->checkpoint_dir, "ck dir");
 	assert_int_equal(r->budget.failures, 1);
 	free(r);
-	free(text);
 }
 
 /* A version 1 record has no submission line; one that claims to is edited. */
