@@ -47,6 +47,11 @@ static void format_overrides(const rb_overrides *o, char *buf, size_t len)
 	if (o->has_restore_timeout && n < len)
 		n += (size_t)snprintf(buf + n, len - n, "restore_timeout=%d ",
 				      o->restore_timeout);
+	if (o->has_max_interruptions && n < len) {
+		format_m(o->max_interruptions, m, sizeof(m));
+		n += (size_t)snprintf(buf + n, len - n, "max_interruptions=%s ",
+				      m);
+	}
 	if (n > 0 && n < len)
 		buf[n - 1] = '\0';
 	else if (n == 0)
@@ -60,6 +65,57 @@ static void line(const char *key, const char *value)
 	printf("%s:%*s %s\n", key, pad > 0 ? pad : 0, "", value);
 }
 
+/* "3,4 fatal; 75 ignore" (first match wins), or "(none)". */
+static void format_rules(const rb_exit_rules *list, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < list->n && n < len; i++) {
+		const char *sep = "";
+
+		n += (size_t)snprintf(buf + n, len - n, "%s", i ? "; " : "");
+		for (int code = 0; code <= RB_EXIT_CODE_MAX && n < len; code++) {
+			if (!(list->rules[i].codes[code / 8] & (1u << (code % 8))))
+				continue;
+			n += (size_t)snprintf(buf + n, len - n, "%s%d", sep, code);
+			sep = ",";
+		}
+		if (n < len)
+			n += (size_t)snprintf(buf + n, len - n, " %s",
+					      rb_exit_rule_name(list->rules[i].action));
+	}
+	if (list->n == 0)
+		snprintf(buf, len, "(none)");
+}
+
+/* The exit rules and the interruption cap, only where the file sets them
+ * (the summary of a file without them stays as it was). */
+static void print_rules(const char *label, const rb_exit_rules *list)
+{
+	char buf[2048];
+
+	if (!list->set)
+		return;
+	format_rules(list, buf, sizeof(buf));
+	line(label, buf);
+}
+
+static void print_interruptions(const rb_config *c)
+{
+	char buf[64], m[24];
+
+	if (c->max_interruptions < 0 && c->caps.max_interruptions < 0)
+		return;
+	format_m(c->max_interruptions, m, sizeof(m));
+	if (c->caps.max_interruptions >= 0)
+		snprintf(buf, sizeof(buf), "%s (cap %d)", m,
+			 c->caps.max_interruptions);
+	else
+		snprintf(buf, sizeof(buf), "%s", m);
+	line("max_interruptions", buf);
+}
+
 static void print_named(const char *what, const rb_named_overrides *arr,
 			size_t n)
 {
@@ -70,6 +126,9 @@ static void print_named(const char *what, const rb_named_overrides *arr,
 			 cli_safe(arr[i].name, name, sizeof(name)));
 		format_overrides(&arr[i].values, v, sizeof(v));
 		line(label, v);
+		snprintf(label + strlen(label), sizeof(label) - strlen(label),
+			 " exit_rules");
+		print_rules(label, &arr[i].exit_rules);
 	}
 }
 
@@ -107,6 +166,8 @@ static void print_text(const rb_config *c)
 			 cli_safe(c->checkpoint_latest, lat, sizeof(lat)));
 	}
 	line("checkpoint", buf);
+	print_interruptions(c);
+	print_rules("exit_rules", &c->exit_rules);
 	print_named("partition", c->partitions, c->n_partitions);
 	print_named("account", c->accounts, c->n_accounts);
 	/* The design's headline number, for the defaults (section 3). */

@@ -46,6 +46,10 @@ printf 'state_dir = "%s";\nmax_failures = 1;\nrestore_retries = 3;\n' \
 	"$T/state" >"$T/bad-key.conf"
 printf 'state_dir = "%s";\n\nmax_failures = "two";\n' "$T/state" \
 	>"$T/bad-type.conf"
+printf 'state_dir = "%s";\nmax_interruptions = 2;\nexit_rules = ( { codes = [3, 4]; action = "fatal"; },\n  { codes = [75]; action = "ignore"; } );\n' \
+	"$T/state" >"$T/rules.conf"
+printf 'state_dir = "%s";\nexit_rules = ( { codes = [3]; action = "fatal"; },\n  { codes = [300]; action = "ignore"; } );\n' \
+	"$T/state" >"$T/bad-rule.conf"
 chmod 644 "$T"/*.conf
 export RESTORE_BUDGET_CONFIG=$T/rb.conf
 
@@ -301,6 +305,12 @@ expect_json "check-config --json: wrong type, exact file:line" 1 \
 	'd["ok"] is False and d["error"].startswith("'"$T"'/bad-type.conf:3: max_failures = \"two\" has the wrong type: expected an integer")'
 expect "check-config --json: the error also on stderr" 1 \
 	"2>^restore-budget: $T/bad-type.conf:3: max_failures = \"two\" has the wrong type"
+run "$CLI" check-config "$T/rules.conf"
+expect "check-config: exit rules and the interruption cap in the summary" 0 \
+	'^max_interruptions: +2$' '^exit_rules: +3,4 fatal; 75 ignore$'
+run "$CLI" check-config "$T/bad-rule.conf"
+expect "check-config: an exit code out of range, exact file:line" 1 '!.' \
+	"2>^restore-budget: $T/bad-rule.conf:3: exit_rules\\[2\\].codes: 300 is out of range: exit codes are 0..255 "
 run "$CLI" check-config "$T/missing.conf"
 expect "check-config: missing file, exit 1" 1 "2>^restore-budget: $T/missing.conf: cannot read"
 run "$CLI" check-config --json
