@@ -18,19 +18,10 @@ REASON='restore 1 of 1 failed (attempt 1): failures 1 > max_failures 0: budget e
 rb_cluster_up "$BASE
 on_exhausted = \"fail\";" || { fail "cluster up"; summary; }
 
-# exhaust COMMENT - from $RB_WORKDIR, a trial whose restore always fails; an
-# admin (root) sets its AdminComment to COMMENT, then requeues it once:
-# prints its job id; attempt 2 is the one the plugin refuses (or holds).
-exhaust() {
-    local id o
-    id=$(TRIAL_FAIL_RESTORE=1 TRIAL_STEPS=1000 TRIAL_CKPT_EVERY=1 submit_as_user -p low \
-        --checkpoint-dir=ckpt "$RB_ROOT/contrib/jobs/trial.sh") || return 1
-    timeout 10 scontrol update JobId="$id" AdminComment="$1" || return 1
-    o=$RB_WORKDIR/trial-$id.out
-    wait_grep "$o" "^trial\[$id\.0\]: checkpoint step 2\$" 60 || return 1
-    timeout 10 scontrol requeue "$id" || return 1
-    wait_ev "$id" 'kind=start attempt=2 decision=refuse' 90 || return 1
-    printf '%s\n' "$id"
+# until TIMEOUT CMD... - run CMD every 0.3 s until it succeeds (1: timeout).
+until_ok() {
+    local t0=$SECONDS tmo=$1; shift
+    until "$@"; do ((SECONDS - t0 >= tmo)) && return 1; sleep 0.3; done
 }
 
 # admin_comment JOB - the AdminComment exactly (squeue prints it whole, the
@@ -40,14 +31,22 @@ admin_comment() {
     s=$(timeout 10 squeue --noheader --states=all --jobs "$1" --Format='admin_comment:0|')
     printf '%s\n' "${s%|}"
 }
+comment_matches() { [[ $(admin_comment "$1") =~ $2 ]]; }
+is_held() { [[ $(job_field "$1" JobState):$(job_field "$1" Priority) == PENDING:0 ]]; }
 
-# wait_comment JOB ERE TIMEOUT - wait until the AdminComment matches ERE.
-wait_comment() {
-    local t0=$SECONDS
-    until [[ $(admin_comment "$1") =~ $2 ]]; do
-        ((SECONDS - t0 >= $3)) && { echo "wait_comment: job $1: '$(admin_comment "$1")'" >&2; return 1; }
-        sleep 0.3
-    done
+# exhaust COMMENT - rbuser's trial whose restore always fails (from
+# $RB_WORKDIR); an admin (root) sets its AdminComment to COMMENT and, once it
+# wrote a checkpoint, requeues it: attempt 1 fails its restore, attempt 2 is
+# refused (or held). Prints the job id.
+exhaust() {
+    local j
+    j=$(TRIAL_FAIL_RESTORE=1 TRIAL_STEPS=1000 TRIAL_CKPT_EVERY=1 submit_as_user -p low \
+        --checkpoint-dir=ckpt "$RB_ROOT/contrib/jobs/trial.sh") &&
+        timeout 10 scontrol update JobId="$j" AdminComment="$1" &&
+        wait_grep "$RB_WORKDIR/trial-$j.out" "^trial\[$j\.0\]: checkpoint step 2\$" 60 &&
+        timeout 10 scontrol requeue "$j" &&
+        wait_ev "$j" 'kind=start attempt=2 decision=refuse' 90 &&
+        printf '%s\n' "$j"
 }
 
 # ---- A: refused (on_exhausted = "fail") ------------------------------------------
@@ -71,18 +70,13 @@ on_exhausted = \"hold\";"
 rb_workdir hold >/dev/null
 jb=$(exhaust "restore_budget: stale line
 ticket 42: ask ops") || { fail "B: job exhausted"; rb_final_checks; summary; }
-check "B: AdminComment names the hold" wait_comment "$jb" 'restore_budget: held: ' 30
+check "B: AdminComment names the hold" until_ok 30 comment_matches "$jb" 'restore_budget: held: '
 expect "B: AdminComment: the plugin's line replaced in place, the site's kept" \
     "$(admin_comment "$jb")" "restore_budget: held: $REASON
 ticket 42: ask ops"
-held=0
-for _ in $(seq 1 100); do
-    [[ $(job_field "$jb" JobState) == PENDING && $(job_field "$jb" Priority) == 0 ]] && { held=1; break; }
-    sleep 0.3
-done
-expect "B: job $jb is held (PENDING, Priority=0)" "$held" 1
+check "B: job $jb is held (PENDING, Priority=0)" until_ok 30 is_held "$jb"
 timeout 10 scancel "$jb"; wait_state "$jb" CANCELLED 30 >/dev/null
-check "B: the site's line survives the end" wait_comment "$jb" 'ticket 42: ask ops' 10
+check "B: the site's line survives the end" comment_matches "$jb" 'ticket 42: ask ops'
 
 measure "duration=$((SECONDS - T0))s"
 rb_final_checks
