@@ -97,11 +97,14 @@ int rb_admin_comment_merge(const char *old, const char *line, char *out,
 	if (len == 0)
 		return -1;
 	out[0] = '\0';
-	while (*p) {
+	/* every '\n' separates two lines (a final one: an empty last line) */
+	for (;;) {
 		size_t n = strcspn(p, "\n");
-		bool own = is_own_line(p, n);
+		bool own = is_own_line(p, n), last = p[n] == '\0';
 		int rc = 0;
 
+		if (last && n == 0 && !placed)
+			break; /* the line is appended in its place */
 		if (!own)
 			rc = add_line(&b, p, n);
 		else if (!placed)
@@ -109,8 +112,9 @@ int rb_admin_comment_merge(const char *old, const char *line, char *out,
 		placed = placed || own;
 		if (rc < 0)
 			return -1;
-		/* a final '\n' ends the last line: no empty line after it */
-		p += n + (p[n] == '\n');
+		if (last)
+			break;
+		p += n + 1;
 	}
 	if (!placed)
 		return add_line(&b, line, strlen(line));

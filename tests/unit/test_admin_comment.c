@@ -38,6 +38,10 @@ static void test_admin_comment_keeps_site_text(void **state)
 	assert_int_equal(rb_admin_comment_merge("a b=c|d\n\nticket 42\n", LINE,
 						out, sizeof(out)), 0);
 	assert_string_equal(out, "a b=c|d\n\nticket 42\n" LINE);
+	/* blank lines first and last are the site's too */
+	assert_int_equal(rb_admin_comment_merge("\nsite\n\n", LINE, out,
+						sizeof(out)), 0);
+	assert_string_equal(out, "\nsite\n\n" LINE);
 }
 
 static void test_admin_comment_empty_is_the_line_alone(void **state)
@@ -68,6 +72,10 @@ static void test_admin_comment_replaces_own_line_only(void **state)
 				 "restore_budget: a\nsite\nrestore_budget: b",
 				 LINE, out, sizeof(out)), 0);
 	assert_string_equal(out, LINE "\nsite");
+	/* replaced in place, the newline after it kept */
+	assert_int_equal(rb_admin_comment_merge("site\nrestore_budget: b\n\n",
+						LINE, out, sizeof(out)), 0);
+	assert_string_equal(out, "site\n" LINE "\n\n");
 	/* a line merely mentioning the plugin is the site's */
 	assert_int_equal(rb_admin_comment_merge("see restore_budget: docs", LINE,
 						out, sizeof(out)), 0);
