@@ -129,6 +129,8 @@ static int catch_up_start(const rb_config *cfg, rb_record *rec,
 	}
 	rb_log(RB_LOG_INFO, "job %u attempt %" PRId64 " started without a prolog: %s",
 	       step.job_id, job.attempt, res.reason);
+	if (res.decision == RB_DECISION_REFUSE && !res.duplicate)
+		controller_note_reason(step.job_id, "refused", res.reason);
 	return 0;
 }
 
@@ -141,6 +143,9 @@ static void step_error(const rb_config *cfg, const char *what)
 	       closed ? " (on_error = closed: attempt refused)" :
 			" (on_error = open: the job runs untracked)");
 	if (closed) {
+		/* as root (record_attempt) the reason reaches the AdminComment */
+		if (geteuid() == 0)
+			controller_note_reason(step.job_id, "refused", what);
 		step.refuse = true;
 		snprintf(step.refuse_msg, sizeof(step.refuse_msg),
 			 RB_PREFIX "job %u refused: %s (on_error = \"closed\" "
@@ -271,6 +276,9 @@ static void report_start(const rb_config *cfg, const rb_job_info *job,
 	rb_log(refused ? RB_LOG_WARNING : RB_LOG_INFO,
 	       "job %u attempt %" PRId64 ": %s%s", job->job_id, job->attempt,
 	       res->reason, refused ? " (refused in task_init)" : "");
+	/* task_init refuses as the user: the comment is written here, as root */
+	if (refused)
+		controller_note_reason(job->job_id, "refused", res->reason);
 }
 
 /* Record and charge the attempt from this node's note (its prolog's):
