@@ -330,18 +330,14 @@ static int check_all_seen(const line_walk *w, value *vals, rb_err *err)
 }
 
 /* An optional field is never written at its default (record.c), so a
- * line that holds it is not canonical: refused, as the fuzzer demands. */
-static bool optional_at_default(const field *f, const value *val,
+ * line that holds it (v[0, n): "" or "0") is not canonical: refused, as
+ * the fuzzer demands. */
+static bool optional_at_default(const field *f, const char *v, size_t n,
 				const char **why)
 {
-	bool dflt;
+	bool dflt = f->optional &&
+		    (n == 0 || (f->type != F_STR && n == 1 && v[0] == '0'));
 
-	if (!f->optional)
-		return false;
-	if (f->type == F_STR)
-		dflt = val->n == 0;
-	else
-		dflt = val->v.i == 0;
 	if (dflt)
 		*why = "an optional key is not written at its default";
 	return dflt;
@@ -367,7 +363,7 @@ static int parse_fields(const char *text, size_t start, size_t end,
 			return -1;
 		if (parse_value(f, text + eq + 1, e - eq - 1, &vals[idx],
 				&why) < 0 ||
-		    optional_at_default(f, &vals[idx], &why))
+		    optional_at_default(f, text + eq + 1, e - eq - 1, &why))
 			return bad_value(f, w.lineno, text + eq + 1, e - eq - 1,
 					 why, err);
 		p = e + 1;
