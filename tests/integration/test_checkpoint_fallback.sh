@@ -9,13 +9,10 @@
 # end (listing + sha256 of every file; the job writes no ack: TRIAL_NO_ACK).
 . "$(dirname "$0")/lib.sh"
 T0=$SECONDS
-CLI=$RB_ROOT/build/restore-budget
+cli() { "$RB_ROOT/build/restore-budget" --config "$RB_CONF" --cluster "$RB_CLUSTER_NAME_USED" "$@"; }
 
-rb_cluster_up 'max_failures = 2;
-restore_retry_num = 2;
-restore_timeout = 0;
+rb_cluster_up 'max_failures = 2; restore_retry_num = 2; restore_timeout = 0;
 checkpoint = { fallback = true; };' || { fail "cluster up"; summary; }
-cli() { "$CLI" --config "$RB_CONF" --cluster "$RB_CLUSTER_NAME_USED" "$@"; }
 
 rb_workdir fallback >/dev/null
 finish=$RB_WORKDIR/finish

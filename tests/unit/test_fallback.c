@@ -79,12 +79,12 @@ static int teardown(void **state)
 {
 	fixture *f = *state;
 	char cmd[128];
+	int rc;
 
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-	if (system(cmd) != 0)
-		return -1;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	rc = system(cmd) == 0 ? 0 : -1;
 	free(f);
-	return 0;
+	return rc;
 }
 
 static rb_limits limits(int m, int r, rb_accounting acc)
@@ -133,6 +133,14 @@ static void first_attempt_preempted(fixture *f, const rb_limits *l)
 	f->rec.budget.cur.end = RB_END_INTERRUPTED;
 }
 
+/* Attempt 0 preempted, attempt 1 fails its restore of the newest. */
+static void newest_failed_once(fixture *f, const rb_limits *l)
+{
+	first_attempt_preempted(f, l);
+	start_attempt(f, 1, l);
+	handed_and_failed(f, 1);
+}
+
 static bool is_bad(fixture *f, const char *path)
 {
 	rb_bad_list bad;
@@ -175,9 +183,7 @@ static void test_fallback_hands_newest_not_bad(void **state)
 	snprintf(link, sizeof(link), "%s/ck/latest", f->dir);
 	/* `latest` names the bad one: it is passed over too */
 	assert_int_equal(symlink("ck-3", link), 0);
-	first_attempt_preempted(f, &l);
-	start_attempt(f, 1, &l);
-	handed_and_failed(f, 1);
+	newest_failed_once(f, &l);
 	assert_true(start_attempt(f, 2, &l));
 	handed_and_failed(f, 2);
 	assert_string_equal(f->rec.budget.cur.checkpoint, f->ck[1]);
@@ -198,9 +204,7 @@ static void test_fallback_rewritten_file_is_new(void **state)
 	rb_limits l = limits(3, 1, RB_ACCOUNTING_GROUPED);
 	char again[128];
 
-	first_attempt_preempted(f, &l);
-	start_attempt(f, 1, &l);
-	handed_and_failed(f, 1);
+	newest_failed_once(f, &l);
 	assert_true(start_attempt(f, 2, &l));
 	assert_true(is_bad(f, f->ck[2]));
 	/* the job writes ck-3 again: same name, another file */
@@ -253,9 +257,7 @@ static void test_fallback_off_by_default(void **state)
 	assert_non_null(cfg);
 	assert_false(cfg->checkpoint_fallback);
 	rb_config_free(cfg);
-	first_attempt_preempted(f, &l);
-	start_attempt(f, 1, &l);
-	handed_and_failed(f, 1);
+	newest_failed_once(f, &l);
 	rb_fallback_before_start(&f->rec, &prev);
 	rb_engine_start(&f->rec.budget, 2, &l, BASE_SEC, &c, NULL, 0);
 	assert_int_equal(c.kind, RB_CHARGE_RESTORE_CONVERTED);
@@ -272,9 +274,7 @@ static void test_fallback_ray_mode(void **state)
 	fixture *f = *state;
 	rb_limits l = limits(3, 1, RB_ACCOUNTING_RAY);
 
-	first_attempt_preempted(f, &l);
-	start_attempt(f, 1, &l);
-	handed_and_failed(f, 1);
+	newest_failed_once(f, &l);
 	/* the first R failed restores are free: nothing marked */
 	assert_false(start_attempt(f, 2, &l));
 	assert_int_equal(f->rec.budget.failures, 0);
@@ -296,9 +296,7 @@ static void test_fallback_group_of_two_files_marks_none(void **state)
 	rb_limits l = limits(3, 2, RB_ACCOUNTING_GROUPED);
 	char again[128];
 
-	first_attempt_preempted(f, &l);
-	start_attempt(f, 1, &l);
-	handed_and_failed(f, 1);
+	newest_failed_once(f, &l);
 	write_ckpt(f->dir, "ck-3", 50, "rewritten", again, sizeof(again));
 	start_attempt(f, 2, &l);
 	handed_and_failed(f, 2);
