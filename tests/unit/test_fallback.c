@@ -394,6 +394,33 @@ static void test_fallback_lifecycle_marks_bad_in_the_ledger(void **state)
 	rb_config_free(cfg);
 }
 
+/* checkpoint.fallback is read with the group's other keys; a wrong type
+ * names the file and line. */
+static void test_fallback_config_key(void **state)
+{
+	fixture *f = *state;
+	char path[128];
+	rb_config *cfg = NULL;
+	rb_err err;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/rb.conf", f->dir);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs("checkpoint = { latest = \"latest\"; fallback = true; };\n", fp);
+	fclose(fp);
+	assert_int_equal(rb_config_load(path, &cfg, &err), 0);
+	assert_true(cfg->checkpoint_fallback);
+	rb_config_free(cfg);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs("\ncheckpoint = { fallback = 1; };\n", fp);
+	fclose(fp);
+	assert_int_equal(rb_config_load(path, &cfg, &err), -1);
+	assert_non_null(strstr(err.msg, "rb.conf:2:"));
+	assert_non_null(strstr(err.msg, "checkpoint.fallback"));
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void)
@@ -409,6 +436,7 @@ int main(void)
 		T(test_fallback_bad_list_keeps_16_oldest_dropped),
 		T(test_fallback_fields_are_optional_in_the_record),
 		T(test_fallback_lifecycle_marks_bad_in_the_ledger),
+		T(test_fallback_config_key),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
