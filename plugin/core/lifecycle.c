@@ -114,7 +114,7 @@ static int lock_and_read(const rb_config *cfg, const char *cluster,
 {
 	int rc;
 
-	/* Not memset: lr->rec (17.5 KB) is filled by the read (the record,
+	/* Not memset: lr->rec (about 25 KB) is filled by the read (the record,
 	 * or rb_record_init when there is none). */
 	lr->ledger = NULL;
 	lr->job = NULL;
