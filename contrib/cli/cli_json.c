@@ -170,6 +170,7 @@ json_object *cli_json_record(const rb_record *rec)
 	add_int(totals, "restore_failures", b->restore_failures_total);
 	add_int(totals, "failures", b->failures_total);
 	json_object_object_add(o, "totals", totals);
+	cli_json_add_fallback(o, rec);
 
 	add_int(o, "created", rec->created);
 	add_int(o, "updated", rec->updated);

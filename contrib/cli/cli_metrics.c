@@ -35,6 +35,7 @@ typedef struct {
 	rb_record *rec;
 	int64_t tracked, exhausted, corrupt;
 	int64_t interruptions, restore_failures, failures;
+	int64_t fallbacks;
 } metrics_state;
 
 static int on_job(uint32_t job_id, void *vctx)
@@ -60,6 +61,7 @@ static int on_job(uint32_t job_id, void *vctx)
 	st->interruptions += b->interruptions;
 	st->restore_failures += b->restore_failures_total;
 	st->failures += b->failures_total;
+	st->fallbacks += st->rec->fallback.fallbacks;
 	return 0;
 }
 
@@ -105,6 +107,10 @@ static void format_metrics(FILE *f, const char *cluster,
 	put_metric(f, cluster, "restore_budget_failures_total", "counter",
 		   "Failures charged (F += 1), summed over the ledger's "
 		   "records.", st->failures);
+	put_metric(f, cluster, "restore_budget_fallbacks_total", "counter",
+		   "Attempts handed an older checkpoint because the newest "
+		   "was marked bad (checkpoint.fallback), summed over the "
+		   "ledger's records.", st->fallbacks);
 	put_metric(f, cluster, "restore_budget_ledger_corrupt_records",
 		   "gauge",
 		   "Ledger records that could not be read (corrupt, torn or "

@@ -29,6 +29,7 @@
 #define INT(k, m, lo) FIELD(k, F_INT, m, .min = (lo), .max = INT_MAX)
 #define I64(k, m, lo) FIELD(k, F_I64, m, .min = (lo), .max = INT64_MAX)
 #define TYPED(k, m, t) FIELD(k, t, m, .size = 0)
+#define OPT(k, t, m) FIELD(k, t, m, .size = MEMBER_SIZE(m), .min = 0, .max = INT64_MAX, .optional = true)
 #define STR_SINCE(k, m, v) FIELD(k, F_STR, m, .size = MEMBER_SIZE(m), .since = (v))
 
 /*
@@ -80,6 +81,12 @@ const field rec_fields[REC_N_FIELDS] = {
 	TYPED("cur.limits.count_preemptions",
 	      budget.cur.limits.count_preemptions, F_BOOL),
 	STR("cur.checkpoint", budget.cur.checkpoint),
+	OPT("fallback.cur_id", F_STR, fallback.cur_id),
+	OPT("fallback.from", F_STR, fallback.from),
+	OPT("fallback.streak_id", F_STR, fallback.streak_id),
+	OPT("fallback.streak", F_INT, fallback.streak),
+	OPT("fallback.fallbacks", F_I64, fallback.fallbacks),
+	OPT("fallback.bad", F_STR, fallback.bad),
 };
 
 /* REC_N_FIELDS is the table's length, and the parser tracks "seen" in one
@@ -100,7 +107,9 @@ _Static_assert(sizeof(rb_limits) == 20, "rb_limits changed: update rec_fields[]"
 _Static_assert(sizeof(rb_attempt) == 4160,
 	       "rb_attempt changed: update rec_fields[]");
 _Static_assert(sizeof(rb_budget) == 8320, "rb_budget changed: update rec_fields[]");
-_Static_assert(sizeof(rb_record) == 17656,
+_Static_assert(sizeof(rb_fallback) == 8400,
+	       "rb_fallback changed: update rec_fields[]");
+_Static_assert(sizeof(rb_record) == 26056,
 	       "rb_record changed: update rec_fields[]");
 #endif
 
@@ -441,6 +450,22 @@ static size_t format_integer(field_type type, const char *p, char *num)
 	}
 }
 
+bool rec_field_is_default(const field *f, const rb_record *rec)
+{
+	const char *p = (const char *)rec + f->off;
+
+	switch (f->type) {
+	case F_STR:
+		return p[0] == '\0';
+	case F_INT:
+		return *(const int *)p == 0;
+	case F_I64:
+		return *(const int64_t *)p == 0;
+	default:
+		return false;
+	}
+}
+
 /* Append one field's "key=value\n"; -1 if the value cannot be written. */
 static int put_field(outbuf *o, const field *f, const rb_record *rec)
 {
@@ -448,6 +473,8 @@ static int put_field(outbuf *o, const field *f, const rb_record *rec)
 	char num[32];
 	const char *name;
 
+	if (f->optional && rec_field_is_default(f, rec))
+		return 0;
 	put(o, f->key, f->klen);
 	put(o, "=", 1);
 	switch (f->type) {

@@ -39,11 +39,15 @@ typedef struct {
 	int64_t max;
 	field_type type;
 	int since;     /* the record version that added it; 0 = the first */
+	bool optional; /* written only when not ""/0; absent reads as that */
 } field;
 
 /* Every field of a record, in the order they are written (record.c). */
-#define REC_N_FIELDS 38
+#define REC_N_FIELDS 44
 extern const field rec_fields[REC_N_FIELDS];
+
+/* Is field f of rec at its default ("" or 0)? For optional fields. */
+bool rec_field_is_default(const field *f, const rb_record *rec);
 
 /* Escape n bytes of in into out (size outlen, NUL-terminated): the bytes
  * of rb_kv_escape, for text that is not a C string. */

@@ -62,6 +62,11 @@ void rb_step_env_of(const rb_record *rec, int64_t attempt, rb_phase phase,
 	v[9].set = rb_ack_path(rec->work_dir, rec->checkpoint_dir,
 			       rec->cluster, rec->job_id, attempt, v[9].value,
 			       sizeof(v[9].value)) == 0;
+	/* only when an older checkpoint was handed (docs/rule.md,
+	 * "Checkpoint fallback") */
+	set_str(&v[10], "RESTORE_BUDGET_FALLBACK_FROM", true,
+		rec->fallback.from);
+	v[10].set = v[10].set && rec->fallback.from[0];
 }
 
 void rb_step_refusal(const rb_record *rec, int64_t attempt,

@@ -69,6 +69,13 @@ static void fill_record(rb_record *r)
 	r->budget.cur.limits.accounting = RB_ACCOUNTING_RAY;
 	r->budget.cur.limits.count_preemptions = true;
 	strcpy(r->budget.cur.checkpoint, tricky_path);
+	/* the optional fallback fields (docs/rule.md, "Checkpoint fallback") */
+	strcpy(r->fallback.cur_id, "2049:77:12:1700000000123456789");
+	strcpy(r->fallback.from, "/home/a/ck/checkpoint-8");
+	strcpy(r->fallback.streak_id, "2049:78:12:1700000000123456789");
+	r->fallback.streak = 1;
+	r->fallback.fallbacks = 2;
+	strcpy(r->fallback.bad, "2049:78:12:1700000000123456789:/home/a/ck/checkpoint-8");
 }
 
 static void assert_record_equal(const rb_record *a, const rb_record *b)

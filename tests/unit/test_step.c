@@ -48,6 +48,7 @@ static void test_step_env_names_every_variable_once(void **state)
 		"RESTORE_BUDGET_MAX_FAILURES", "RESTORE_BUDGET_RESTORE_FAILURES",
 		"RESTORE_BUDGET_RESTORE_RETRY_NUM", "RESTORE_BUDGET_RESTORES_LEFT",
 		"RESTORE_BUDGET_LAST_END", "RESTORE_BUDGET_ACK_FILE",
+		"RESTORE_BUDGET_FALLBACK_FROM",
 	};
 	rb_record r = a_record();
 	rb_step_env env;
