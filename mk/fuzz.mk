@@ -10,7 +10,7 @@
 # Targets (tests/fuzz/fuzz_<name>.c): config (rb_config_load), record
 # (rb_record_parse + format/parse round trip), kv (rb_kv_escape/unescape),
 # options (rb_options_parse, caps vs resolve), events (event log append and
-# read back after torn writes).
+# read back after torn writes), admin_comment (AdminComment parse and merge).
 #
 # Needs clang with libFuzzer (Debian: clang-14 libclang-rt-14-dev). The core
 # is rebuilt with -fsanitize=fuzzer-no-link,address,undefined into
@@ -23,7 +23,7 @@
 FUZZ_CC       ?= clang
 FUZZ_SECONDS  ?= 600
 FUZZ_SMOKE_SECONDS ?= 20
-FUZZ_NAMES    := config record kv options events
+FUZZ_NAMES    := config record kv options events admin_comment
 FUZZ_DIR      := $(BUILD)/fuzz
 FUZZ_BINS     := $(addprefix $(FUZZ_DIR)/fuzz_,$(FUZZ_NAMES))
 FUZZ_SAN      := -fsanitize=address,undefined -fno-sanitize-recover=all \
@@ -39,6 +39,7 @@ FUZZ_MAXLEN_record  := 16384
 FUZZ_MAXLEN_kv      := 4096
 FUZZ_MAXLEN_options := 64
 FUZZ_MAXLEN_events  := 40000
+FUZZ_MAXLEN_admin_comment := 8192
 FUZZ_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:symbolize=1 \
             UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
             LSAN_OPTIONS=suppressions=$(CURDIR)/tests/fuzz/lsan.supp:print_suppressions=0

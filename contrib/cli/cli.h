@@ -155,6 +155,15 @@ json_object *cli_json_limits(const rb_limits *l);
 json_object *cli_json_record(const rb_record *rec);
 json_object *cli_json_summary(const rb_record *rec);
 
+/* --- checkpoint fallback (cli_fallback.c) -------------------------------------- */
+
+/* Has the job any fallback on record (bad checkpoints, a fallback)? */
+bool cli_has_fallback(const rb_record *rec);
+/* show: the fallback lines, none for a job without any. */
+void cli_show_fallback(const rb_record *rec);
+/* --json: a "fallback" member of o, none for a job without any. */
+void cli_json_add_fallback(json_object *o, const rb_record *rec);
+
 /* Print obj (pretty) and a newline on stdout, then release it.
  * Returns 0, or -1 if stdout failed. */
 int cli_json_print(json_object *obj);

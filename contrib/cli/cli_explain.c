@@ -133,6 +133,12 @@ static void text_start(line_buf *lb, const event *e)
 	text_limits(lb, e);
 	lb_add(lb, "; checkpoint ");
 	lb_safe(lb, ckpt && ckpt[0] ? ckpt : "(none)");
+	if (ev_get(e, "marked_bad")) {
+		lb_add(lb, "; checkpoint fallback: attempt %s's checkpoint ",
+		       charged);
+		lb_safe(lb, ev_s(e, "marked_bad"));
+		lb_add(lb, " marked bad");
+	}
 	if (refused && ev_get(e, "reason")) {
 		lb_add(lb, "; reason: ");
 		lb_safe(lb, ev_s(e, "reason"));
@@ -149,6 +155,11 @@ static void text_report(line_buf *lb, const event *e)
 
 	lb_add(lb, "phase %s, checkpoint ", ev_s(e, "phase"));
 	lb_safe(lb, ckpt && ckpt[0] ? ckpt : "(none)");
+	if (ev_get(e, "fallback_from")) {
+		lb_add(lb, " (fallback: the newest, ");
+		lb_safe(lb, ev_s(e, "fallback_from"));
+		lb_add(lb, ", is marked bad)");
+	}
 }
 
 static void text_end(line_buf *lb, const event *e)

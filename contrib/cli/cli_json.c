@@ -184,6 +184,7 @@ json_object *cli_json_record(const rb_record *rec)
 
 	json_object_object_add(o, "totals", json_totals(b));
 	add_int(o, "fatal_code", b->fatal_code);
+	cli_json_add_fallback(o, rec);
 
 	add_int(o, "created", rec->created);
 	add_int(o, "updated", rec->updated);

@@ -36,6 +36,7 @@ typedef struct {
 	rb_record *rec;
 	int64_t tracked, exhausted, corrupt;
 	int64_t interruptions, restore_failures, failures;
+	int64_t fallbacks;
 	int64_t fatal_exits, cap_refusals;
 } metrics_state;
 
@@ -62,6 +63,7 @@ static int on_job(uint32_t job_id, void *vctx)
 	st->interruptions += b->interruptions;
 	st->restore_failures += b->restore_failures_total;
 	st->failures += b->failures_total;
+	st->fallbacks += st->rec->fallback.fallbacks;
 	st->fatal_exits += b->fatal_exits;
 	st->cap_refusals += b->interruption_cap_refusals;
 	return 0;
@@ -109,6 +111,10 @@ static void format_metrics(FILE *f, const char *cluster,
 	put_metric(f, cluster, "restore_budget_failures_total", "counter",
 		   "Failures charged (F += 1), summed over the ledger's "
 		   "records.", st->failures);
+	put_metric(f, cluster, "restore_budget_fallbacks_total", "counter",
+		   "Attempts handed an older checkpoint because the newest "
+		   "was marked bad (checkpoint.fallback), summed over the "
+		   "ledger's records.", st->fallbacks);
 	put_metric(f, cluster, "restore_budget_fatal_exit_total", "counter",
 		   "Exit codes charged as fatal by exit_rules (the job was "
 		   "exhausted at once), summed over the ledger's records.",

@@ -188,6 +188,7 @@ static void print_budget(const cli_ctx *ctx, const rb_record *rec)
 	kv("restores_left", buf);
 	kv("exhausted", exhausted_text(rec, buf, sizeof(buf)));
 	kv_safe("checkpoint", b->checkpoint, "(none found yet)");
+	cli_show_fallback(rec);
 	kv("last end", last_end_text(ctx, rec, end, sizeof(end)));
 	format_limits(l, buf, sizeof(buf));
 	kv("limits", buf);

@@ -297,6 +297,53 @@ static int ckpt_follow_pointer(int dfd, const char *dpath, const char *latest,
 	return ckpt_target_usable(dpath, latest, &lst, cand);
 }
 
+/*
+ * Is the entry name of dpath (stat *st, its symlinks followed) one of skip?
+ * The identity is compared first: the real path is only worked out for a
+ * file that is one of them (docs/rule.md, "Checkpoint fallback").
+ */
+static bool ckpt_entry_skipped(const char *dpath, const char *name,
+			       const struct stat *st, const rb_ckpt_marks *skip)
+{
+	char path[RB_PATH_MAX];
+	rb_file_id id;
+	bool maybe = false;
+	char *real;
+
+	if (!skip || skip->n == 0)
+		return false;
+	rb_file_id_of_stat(st, &id);
+	for (size_t i = 0; i < skip->n && !maybe; i++)
+		maybe = rb_file_id_equal(&skip->mark[i].id, &id);
+	if (!maybe || ckpt_join(path, sizeof(path), dpath, name) < 0)
+		return false;
+	real = realpath(path, NULL);
+	maybe = real && rb_ckpt_marked(skip, real, &id);
+	free(real);
+	return maybe;
+}
+
+/* Is the pointer's target cand one of skip? Then the scan decides. */
+static bool ckpt_target_skipped(const char *dpath, const char *latest,
+				const char *cand, const rb_ckpt_marks *skip)
+{
+	char *real;
+	rb_file_id id;
+	bool marked;
+
+	if (!skip || skip->n == 0)
+		return false;
+	real = realpath(cand, NULL);
+	marked = real && rb_file_id_of(real, &id) == 0 &&
+		 rb_ckpt_marked(skip, real, &id);
+	free(real);
+	if (marked)
+		rb_log(RB_LOG_INFO,
+		       "checkpoint pointer %.*s/%s: its target is marked bad; using the newest match not marked bad",
+		       CKPT_SHOW, dpath, latest);
+	return marked;
+}
+
 static bool ckpt_newer(const struct stat *st, const char *name,
 		       const struct timespec *best_mtime, const char *best)
 {
@@ -313,8 +360,8 @@ static bool ckpt_newer(const struct stat *st, const char *name,
  * Returns 1 found, 0 none, -1 with err if reading the directory failed.
  */
 static int ckpt_scan(DIR *dirp, const char *dpath, const char *pattern,
-		     const char *latest, char *best, size_t bestlen,
-		     rb_err *err)
+		     const char *latest, const rb_ckpt_marks *skip,
+		     char *best, size_t bestlen, rb_err *err)
 {
 	struct timespec best_mtime = { 0, 0 };
 	struct dirent *de;
@@ -353,6 +400,8 @@ static int ckpt_scan(DIR *dirp, const char *dpath, const char *pattern,
 		 * anything not a file or directory are skipped. */
 		if (fstatat(dfd, de->d_name, &st, 0) < 0 ||
 		    !ckpt_usable_type(st.st_mode))
+			continue;
+		if (ckpt_entry_skipped(dpath, de->d_name, &st, skip))
 			continue;
 		if (rc == 1 && !ckpt_newer(&st, de->d_name, &best_mtime, best))
 			continue;
@@ -406,13 +455,15 @@ static int open_ckpt_dir(const char *work_dir, const char *dir, int *dfd,
  */
 static int newest_candidate(int *dfd, DIR **dirp, const char *rdir,
 			    const char *pattern, const char *latest,
-			    char *cand, size_t candlen, rb_err *err)
+			    const rb_ckpt_marks *skip, char *cand,
+			    size_t candlen, rb_err *err)
 {
 	char best[NAME_MAX + 1];
 	int found = 0;
 
 	if (latest && latest[0] != '\0')
-		found = ckpt_follow_pointer(*dfd, rdir, latest, cand, candlen);
+		found = ckpt_follow_pointer(*dfd, rdir, latest, cand, candlen) &&
+			!ckpt_target_skipped(rdir, latest, cand, skip);
 	if (found)
 		return 1;
 	*dirp = fdopendir(*dfd);
@@ -421,7 +472,7 @@ static int newest_candidate(int *dfd, DIR **dirp, const char *rdir,
 				  CKPT_SHOW, rdir, strerror(errno));
 	*dfd = -1; /* owned by dirp now */
 	found = ckpt_scan(*dirp, rdir, (pattern && pattern[0]) ? pattern : "*",
-			  latest, best, sizeof(best), err);
+			  latest, skip, best, sizeof(best), err);
 	if (found > 0 && ckpt_join(cand, candlen, rdir, best) < 0)
 		return rb_err_set(err,
 				  "checkpoint %s in %.*s: path longer than %d bytes",
@@ -454,6 +505,15 @@ int rb_checkpoint_find(const char *work_dir, const char *dir,
 		       const char *pattern, const char *latest,
 		       char *out, size_t outlen, rb_err *err)
 {
+	return rb_checkpoint_find_except(work_dir, dir, pattern, latest, NULL,
+					 out, outlen, err);
+}
+
+int rb_checkpoint_find_except(const char *work_dir, const char *dir,
+			      const char *pattern, const char *latest,
+			      const rb_ckpt_marks *skip, char *out,
+			      size_t outlen, rb_err *err)
+{
 	char cand[RB_PATH_MAX];
 	char *rdir = NULL;
 	DIR *dirp = NULL;
@@ -465,7 +525,7 @@ int rb_checkpoint_find(const char *work_dir, const char *dir,
 	out[0] = '\0';
 	if (open_ckpt_dir(work_dir, dir, &dfd, &rdir, err) < 0)
 		goto out;
-	rc = newest_candidate(&dfd, &dirp, rdir, pattern, latest, cand,
+	rc = newest_candidate(&dfd, &dirp, rdir, pattern, latest, skip, cand,
 			      sizeof(cand), err);
 	if (rc > 0)
 		rc = resolve_candidate(cand, out, outlen, err);

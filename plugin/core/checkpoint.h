@@ -8,7 +8,10 @@
 #ifndef RB_CHECKPOINT_H
 #define RB_CHECKPOINT_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
 
 #include "diag.h"
 
@@ -30,5 +33,45 @@
 int rb_checkpoint_find(const char *work_dir, const char *dir,
 		       const char *pattern, const char *latest,
 		       char *out, size_t outlen, rb_err *err);
+
+/* A file's identity: a file written again under the same name is another
+ * checkpoint (docs/rule.md, "Checkpoint fallback"). ino 0 = unknown. */
+typedef struct {
+	uint64_t dev, ino, size;
+	int64_t mtime_ns;
+} rb_file_id;
+
+/* Checkpoints the search must pass over: a path and the file it was. */
+typedef struct {
+	const char *path;
+	rb_file_id id;
+} rb_ckpt_mark;
+
+typedef struct {
+	const rb_ckpt_mark *mark;
+	size_t n;
+} rb_ckpt_marks;
+
+void rb_file_id_of_stat(const struct stat *st, rb_file_id *id);
+
+/* The identity of path (stat, as the caller). 0, or -1 (id zeroed). */
+int rb_file_id_of(const char *path, rb_file_id *id);
+
+bool rb_file_id_equal(const rb_file_id *a, const rb_file_id *b);
+
+/* Is the file at path (identity *id) one of marks: same path and same
+ * identity? */
+bool rb_ckpt_marked(const rb_ckpt_marks *marks, const char *path,
+		    const rb_file_id *id);
+
+/*
+ * rb_checkpoint_find, passing over every checkpoint in skip: the `latest`
+ * target when it is one of them, and every such entry of the scan. skip
+ * NULL or empty: exactly rb_checkpoint_find.
+ */
+int rb_checkpoint_find_except(const char *work_dir, const char *dir,
+			      const char *pattern, const char *latest,
+			      const rb_ckpt_marks *skip, char *out,
+			      size_t outlen, rb_err *err);
 
 #endif

@@ -43,7 +43,8 @@ static const char *const limits_keys[] = {
 	"max_failures", "restore_retry_num", "allow_unlimited",
 	"max_interruptions", NULL,
 };
-static const char *const checkpoint_keys[] = { "pattern", "latest", NULL };
+static const char *const checkpoint_keys[] = { "pattern", "latest", "fallback",
+						NULL };
 static const char *const override_keys[] = {
 	"name", "max_failures", "restore_retry_num", "restore_timeout",
 	"max_interruptions", "exit_rules", NULL,
@@ -189,6 +190,10 @@ static int load_checkpoint(load_ctx *ctx, const cnode *g, rb_config *cfg)
 		return -1;
 	if ((s = cf_member(checkpoint_keys, m, "latest")) &&
 	    load_file_name(ctx, s, true, &cfg->checkpoint_latest) < 0)
+		return -1;
+	/* docs/rule.md, "Checkpoint fallback" */
+	if ((s = cf_member(checkpoint_keys, m, "fallback")) &&
+	    cf_read_bool(ctx, s, &cfg->checkpoint_fallback) < 0)
 		return -1;
 	return 0;
 }

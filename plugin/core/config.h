@@ -84,6 +84,7 @@ typedef struct {
 	} caps;                   /* the `limits` group */
 	char *checkpoint_pattern; /* checkpoint.pattern, default "checkpoint*" */
 	char *checkpoint_latest;  /* checkpoint.latest, default "latest" */
+	bool checkpoint_fallback; /* checkpoint.fallback, default false */
 	rb_named_overrides *partitions;
 	size_t n_partitions;
 	rb_named_overrides *accounts;

@@ -8,6 +8,7 @@
 #include "lifecycle.h"
 
 #include "ack.h"
+#include "fallback.h"
 #include "trust.h"
 
 #include <errno.h>
@@ -116,7 +117,7 @@ static int lock_and_read(const rb_config *cfg, const char *cluster,
 {
 	int rc;
 
-	/* Not memset: lr->rec (17.5 KB) is filled by the read (the record,
+	/* Not memset: lr->rec (about 25 KB) is filled by the read (the record,
 	 * or rb_record_init when there is none). */
 	lr->ledger = NULL;
 	lr->job = NULL;
@@ -273,6 +274,7 @@ static rb_exit_rule prev_rule(const rb_config *cfg, const rb_job_info *job,
 int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
 		       rb_start_result *out, rb_record *rec, rb_err *err)
 {
+	rb_fallback_prev prev;
 	locked_record lr;
 	event_line e;
 	rb_budget *b;
@@ -309,11 +311,15 @@ int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
 	ev_int(&e, "attempt", job->attempt);
 	confirm_by_ack(cfg, &lr, &e);
 	fill_job_fields(&lr.rec, job);
+	rb_fallback_before_start(&lr.rec, &prev);
 	out->decision = rb_engine_start_ruled(b, job->attempt, &out->limits,
 					      prev_rule(cfg, job, b), job->now,
 					      &out->charge, out->reason,
 					      sizeof(out->reason));
 	ev_decision(&e, out, b);
+	if (rb_fallback_after_charge(&lr.rec, &prev, &out->charge,
+				     &out->limits, cfg->checkpoint_fallback))
+		ev_str(&e, "marked_bad", prev.path);
 	if (commit(&lr, &e, err) < 0)
 		goto fail;
 done:
@@ -329,6 +335,16 @@ fail:
 int rb_lifecycle_report(const rb_config *cfg, const char *cluster,
 			uint32_t job_id, int64_t attempt, rb_phase phase,
 			const char *checkpoint, rb_err *err)
+{
+	rb_handed h = { .checkpoint = checkpoint };
+
+	return rb_lifecycle_report_handed(cfg, cluster, job_id, attempt, phase,
+					  &h, err);
+}
+
+int rb_lifecycle_report_handed(const rb_config *cfg, const char *cluster,
+			       uint32_t job_id, int64_t attempt,
+			       rb_phase phase, const rb_handed *h, rb_err *err)
 {
 	locked_record lr;
 	event_line e;
@@ -349,11 +365,14 @@ int rb_lifecycle_report(const rb_config *cfg, const char *cluster,
 			   job_id, attempt);
 		goto out;
 	}
-	rb_engine_set_phase(&lr.rec.budget, attempt, phase, checkpoint);
+	rb_engine_set_phase(&lr.rec.budget, attempt, phase, h->checkpoint);
+	rb_fallback_record_handed(&lr.rec, h);
 	ev_raw(&e, "kind", "report");
 	ev_int(&e, "attempt", attempt);
 	ev_raw(&e, "phase", rb_phase_name(phase));
 	ev_str(&e, "checkpoint", lr.rec.budget.cur.checkpoint);
+	if (lr.rec.fallback.from[0])
+		ev_str(&e, "fallback_from", lr.rec.fallback.from);
 	rc = commit(&lr, &e, err);
 out:
 	unlock_close(&lr);

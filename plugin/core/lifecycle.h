@@ -16,6 +16,7 @@
 #include "config.h"
 #include "diag.h"
 #include "engine.h"
+#include "fallback.h"
 #include "identity.h"
 #include "record.h"
 
@@ -57,6 +58,13 @@ int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
 int rb_lifecycle_report(const rb_config *cfg, const char *cluster,
 			uint32_t job_id, int64_t attempt, rb_phase phase,
 			const char *checkpoint, rb_err *err);
+
+/* The same, with what fallback adds (docs/rule.md, "Checkpoint
+ * fallback"): the checkpoint's identity and the bad newest it replaces. */
+int rb_lifecycle_report_handed(const rb_config *cfg, const char *cluster,
+			       uint32_t job_id, int64_t attempt,
+			       rb_phase phase, const rb_handed *h,
+			       rb_err *err);
 
 /*
  * Epilog: how did the recorded attempt end? The job's restart count is now

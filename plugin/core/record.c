@@ -29,9 +29,9 @@
 #define INT(k, m, lo) FIELD(k, F_INT, m, .min = (lo), .max = INT_MAX)
 #define I64(k, m, lo) FIELD(k, F_I64, m, .min = (lo), .max = INT64_MAX)
 #define TYPED(k, m, t) FIELD(k, t, m, .size = 0)
+#define OPT(k, t, m) FIELD(k, t, m, .size = MEMBER_SIZE(m), .min = 0, .max = INT64_MAX, .optional = true)
 #define STR_SINCE(k, m, v) FIELD(k, F_STR, m, .size = MEMBER_SIZE(m), .since = (v))
-#define INT_SINCE(k, m, lo, v, d) FIELD(k, F_INT, m, .min = (lo), .max = INT_MAX, .since = (v), .dflt = (d))
-#define I64_SINCE(k, m, v) FIELD(k, F_I64, m, .min = 0, .max = INT64_MAX, .since = (v))
+#define OPT_INT(k, m, lo, d) FIELD(k, F_INT, m, .min = (lo), .max = INT_MAX, .optional = true, .dflt = (d))
 
 /*
  * Every field of rb_record, its rb_budget and the budget's current attempt.
@@ -61,10 +61,6 @@ const field rec_fields[REC_N_FIELDS] = {
 	I64("interruptions", budget.interruptions, 0),
 	I64("restore_failures_total", budget.restore_failures_total, 0),
 	I64("failures_total", budget.failures_total, 0),
-	INT_SINCE("fatal_code", budget.fatal_code, 0, 3, 0),
-	I64_SINCE("fatal_exits", budget.fatal_exits, 3),
-	I64_SINCE("interruption_cap_refusals",
-		  budget.interruption_cap_refusals, 3),
 	TYPED("prev_end", budget.prev_end, F_END),
 	INT("prev_end_code", budget.prev_end_code, INT_MIN),
 	STR("checkpoint", budget.checkpoint),
@@ -85,10 +81,21 @@ const field rec_fields[REC_N_FIELDS] = {
 	      F_ACCOUNTING),
 	TYPED("cur.limits.count_preemptions",
 	      budget.cur.limits.count_preemptions, F_BOOL),
-	INT_SINCE("cur.limits.max_interruptions",
-		  budget.cur.limits.max_interruptions, RB_UNLIMITED, 3,
-		  RB_UNLIMITED),
 	STR("cur.checkpoint", budget.cur.checkpoint),
+	OPT("fallback.cur_id", F_STR, fallback.cur_id),
+	OPT("fallback.from", F_STR, fallback.from),
+	OPT("fallback.streak_id", F_STR, fallback.streak_id),
+	OPT("fallback.streak", F_INT, fallback.streak),
+	OPT("fallback.fallbacks", F_I64, fallback.fallbacks),
+	OPT("fallback.bad", F_STR, fallback.bad),
+	/* exit rules and the interruption cap (docs/rule.md): optional too,
+	 * so a job that uses neither has the record it always had */
+	OPT("fatal_code", F_INT, budget.fatal_code),
+	OPT("fatal_exits", F_I64, budget.fatal_exits),
+	OPT("interruption_cap_refusals", F_I64,
+	    budget.interruption_cap_refusals),
+	OPT_INT("cur.limits.max_interruptions",
+		budget.cur.limits.max_interruptions, RB_UNLIMITED, RB_UNLIMITED),
 };
 
 /* REC_N_FIELDS is the table's length, and the parser tracks "seen" in one
@@ -109,7 +116,9 @@ _Static_assert(sizeof(rb_limits) == 24, "rb_limits changed: update rec_fields[]"
 _Static_assert(sizeof(rb_attempt) == 4168,
 	       "rb_attempt changed: update rec_fields[]");
 _Static_assert(sizeof(rb_budget) == 8344, "rb_budget changed: update rec_fields[]");
-_Static_assert(sizeof(rb_record) == 17680,
+_Static_assert(sizeof(rb_fallback) == 8400,
+	       "rb_fallback changed: update rec_fields[]");
+_Static_assert(sizeof(rb_record) == 26080,
 	       "rb_record changed: update rec_fields[]");
 #endif
 
@@ -450,6 +459,22 @@ static size_t format_integer(field_type type, const char *p, char *num)
 	}
 }
 
+bool rec_field_is_default(const field *f, const rb_record *rec)
+{
+	const char *p = (const char *)rec + f->off;
+
+	switch (f->type) {
+	case F_STR:
+		return p[0] == '\0';
+	case F_INT:
+		return *(const int *)p == f->dflt;
+	case F_I64:
+		return *(const int64_t *)p == f->dflt;
+	default:
+		return false;
+	}
+}
+
 /* Append one field's "key=value\n"; -1 if the value cannot be written. */
 static int put_field(outbuf *o, const field *f, const rb_record *rec)
 {
@@ -457,6 +482,8 @@ static int put_field(outbuf *o, const field *f, const rb_record *rec)
 	char num[32];
 	const char *name;
 
+	if (f->optional && rec_field_is_default(f, rec))
+		return 0;
 	put(o, f->key, f->klen);
 	put(o, "=", 1);
 	switch (f->type) {

@@ -19,14 +19,37 @@
 #include "engine.h"
 
 /* Version 2 (2026-12) added `submission`; version 1 records are read as
- * having none (docs/security.md, "Job identity"). Version 3 added the exit
- * rules' and the interruption cap's fields (read as none, and unlimited). */
-#define RB_RECORD_VERSION 3
+ * having none (docs/security.md, "Job identity"). */
+#define RB_RECORD_VERSION 2
 #define RB_RECORD_VERSION_OLDEST 1
 #define RB_NAME_MAX 256
 /* A job's submission identity: printable, no spaces (rb_submission_ok). */
 #define RB_SUBMISSION_MAX 80
 #define RB_RECORD_TEXT_MAX (64L * 1024)
+
+/* Checkpoint fallback (docs/rule.md, "Checkpoint fallback"): at most
+ * RB_FALLBACK_BAD_MAX checkpoints marked bad, oldest dropped first (fewer
+ * when their paths are long: the list is at most RB_FALLBACK_LIST_MAX - 1
+ * bytes). Every member is an optional record field: written only when not
+ * empty or zero, so a job without a fallback has the record it always had. */
+#define RB_FALLBACK_BAD_MAX 16
+#define RB_FALLBACK_LIST_MAX 4096
+#define RB_FILE_ID_TEXT_MAX 96
+
+typedef struct {
+	/* "dev:ino:size:mtime_ns" of cur.checkpoint, taken where the batch
+	 * step found it ("" = unknown: never marked bad) */
+	char cur_id[RB_FILE_ID_TEXT_MAX];
+	/* the bad newest checkpoint, when cur was handed an older one */
+	char from[RB_PATH_MAX];
+	/* consecutive charged failed restores of one file (its identity) */
+	char streak_id[RB_FILE_ID_TEXT_MAX];
+	int streak;
+	int64_t fallbacks;        /* attempts handed an older checkpoint */
+	/* the bad list, oldest first: "ID:PATH" entries joined by one space,
+	 * PATH escaped by rb_kv_escape (so it holds no space) */
+	char bad[RB_FALLBACK_LIST_MAX];
+} rb_fallback;
 
 typedef struct {
 	char cluster[RB_NAME_MAX];
@@ -43,6 +66,7 @@ typedef struct {
 	int64_t updated;
 	uint64_t seq;                     /* incremented by every write */
 	rb_budget budget;
+	rb_fallback fallback;
 } rb_record;
 
 void rb_record_init(rb_record *rec);

@@ -39,12 +39,17 @@ typedef struct {
 	int64_t max;
 	field_type type;
 	int since;     /* the record version that added it; 0 = the first */
-	int64_t dflt;  /* F_INT, F_I64: its value in an older version's record */
+	bool optional; /* written only when not at its default; absent reads
+			* as that */
+	int64_t dflt;  /* F_INT, F_I64 optional: the default (else 0) */
 } field;
 
 /* Every field of a record, in the order they are written (record.c). */
-#define REC_N_FIELDS 42
+#define REC_N_FIELDS 48
 extern const field rec_fields[REC_N_FIELDS];
+
+/* Is field f of rec at its default ("", or dflt)? For optional fields. */
+bool rec_field_is_default(const field *f, const rb_record *rec);
 
 /* Escape n bytes of in into out (size outlen, NUL-terminated): the bytes
  * of rb_kv_escape, for text that is not a C string. */

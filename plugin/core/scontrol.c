@@ -100,10 +100,33 @@ int rb_controller_job(const rb_controller *c, uint32_t job_id,
 	return rc;
 }
 
+int rb_controller_admin_comment(const rb_controller *c, uint32_t job_id,
+				char *out, size_t len, rb_err *err)
+{
+	char id[16], prog[RB_PATH_MAX + 16];
+	/* squeue, the comment last: it may hold spaces, '|' and newlines,
+	 * which `scontrol show job` cannot delimit (docs/slurm-facts.md) */
+	const char *argv[] = { prog, "--noheader", "--states=all", "--jobs", id,
+			       "--Format=JobID:0|,admin_comment:0|", NULL };
+	char text[RB_ADMIN_COMMENT_MAX + 64];
+
+	snprintf(prog, sizeof(prog), "%s/squeue", c->bindir);
+	snprintf(id, sizeof(id), "%" PRIu32, job_id);
+	if (run(c, argv, text, sizeof(text), err) < 0)
+		return -1;
+	if (strlen(text) >= sizeof(text) - 1)
+		return rb_err_set(err, "squeue --jobs %s: AdminComment longer than %d bytes",
+				  id, RB_ADMIN_COMMENT_MAX);
+	if (rb_admin_comment_parse(text, job_id, out, len) < 0)
+		return rb_err_set(err, "squeue --jobs %s: no such job, or unexpected output",
+				  id);
+	return 0;
+}
+
 int rb_controller_comment(const rb_controller *c, uint32_t job_id,
 			  const char *comment, rb_err *err)
 {
-	char id[32], arg[RB_REASON_MAX + 64], prog[RB_PATH_MAX + 16];
+	char id[32], arg[RB_ADMIN_COMMENT_MAX + 64], prog[RB_PATH_MAX + 16];
 	const char *argv[] = { prog, "update", id, arg, NULL };
 
 	snprintf(prog, sizeof(prog), "%s/scontrol", c->bindir);

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "admin_comment.h"
 #include "child.h"
 #include "diag.h"
 #include "record.h"
@@ -45,7 +46,14 @@ int rb_squeue_parse_job(const char *text, uint32_t job_id, rb_ctl_job *out);
 int rb_controller_job(const rb_controller *c, uint32_t job_id,
 		      rb_ctl_job *out, rb_err *err);
 
-/* Set the job's AdminComment to `comment` (replacing it). 0 or -1. */
+/* The job's AdminComment as it is now ("" if none) into out (len bytes,
+ * at least RB_ADMIN_COMMENT_MAX + 1). 0, or -1 with err set (also when it
+ * is too long to be read whole: it must not be written back cut). */
+int rb_controller_admin_comment(const rb_controller *c, uint32_t job_id,
+				char *out, size_t len, rb_err *err);
+
+/* Set the job's AdminComment to `comment` (replacing it; see
+ * admin_comment.h for keeping the site's text). 0 or -1. */
 int rb_controller_comment(const rb_controller *c, uint32_t job_id,
 			  const char *comment, rb_err *err);
 

@@ -62,10 +62,15 @@ void rb_step_env_of(const rb_record *rec, int64_t attempt, rb_phase phase,
 	v[9].set = rb_ack_path(rec->work_dir, rec->checkpoint_dir,
 			       rec->cluster, rec->job_id, attempt, v[9].value,
 			       sizeof(v[9].value)) == 0;
+	/* only when an older checkpoint was handed (docs/rule.md,
+	 * "Checkpoint fallback") */
+	set_str(&v[10], "RESTORE_BUDGET_FALLBACK_FROM", true,
+		rec->fallback.from);
+	v[10].set = v[10].set && rec->fallback.from[0];
 	/* the cap as in force: plus what an admin granted (docs/rule.md,
 	 * "Interruption cap") */
-	set_int(&v[10], "RESTORE_BUDGET_INTERRUPTIONS", b->interruptions);
-	set_bound(&v[11], "RESTORE_BUDGET_MAX_INTERRUPTIONS",
+	set_int(&v[11], "RESTORE_BUDGET_INTERRUPTIONS", b->interruptions);
+	set_bound(&v[12], "RESTORE_BUDGET_MAX_INTERRUPTIONS",
 		  l->max_interruptions < 0 ? -1 :
 					     (int64_t)l->max_interruptions +
 						     b->granted);

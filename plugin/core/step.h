@@ -14,7 +14,7 @@
 #include "engine.h"
 #include "record.h"
 
-#define RB_STEP_VAR_COUNT 12
+#define RB_STEP_VAR_COUNT 13
 
 /* One RESTORE_BUDGET_* variable. */
 typedef struct {

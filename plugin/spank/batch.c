@@ -40,6 +40,8 @@ static struct {
 	int64_t attempt;
 	rb_phase phase;
 	char checkpoint[RB_PATH_MAX];
+	rb_file_id checkpoint_id; /* with checkpoint.fallback only */
+	char fallback_from[RB_PATH_MAX];
 	rb_config *cfg;        /* user_init's, kept for task_post_fork */
 	bool exported;         /* the job's environment was set */
 	bool closed;           /* on_error = "closed" */
@@ -129,6 +131,8 @@ static int catch_up_start(const rb_config *cfg, rb_record *rec,
 	}
 	rb_log(RB_LOG_INFO, "job %u attempt %" PRId64 " started without a prolog: %s",
 	       step.job_id, job.attempt, res.reason);
+	if (res.decision == RB_DECISION_REFUSE && !res.duplicate)
+		controller_note_reason(step.job_id, "refused", res.reason);
 	return 0;
 }
 
@@ -141,6 +145,9 @@ static void step_error(const rb_config *cfg, const char *what)
 	       closed ? " (on_error = closed: attempt refused)" :
 			" (on_error = open: the job runs untracked)");
 	if (closed) {
+		/* as root (record_attempt) the reason reaches the AdminComment */
+		if (geteuid() == 0)
+			controller_note_reason(step.job_id, "refused", what);
 		step.refuse = true;
 		snprintf(step.refuse_msg, sizeof(step.refuse_msg),
 			 RB_PREFIX "job %u refused: %s (on_error = \"closed\" "
@@ -199,6 +206,35 @@ static void warn_clamped(spank_t sp, const rb_config *cfg,
 		add_warning("%s", warn);
 }
 
+/* With checkpoint.fallback: the newest checkpoint not marked bad, and its
+ * identity, taken here as the job's user (docs/rule.md, "Checkpoint
+ * fallback"). */
+static void choose_with_fallback(const rb_config *cfg, const rb_record *rec,
+				 const char *ckpt_dir)
+{
+	static rb_fallback_choice choice; /* 8 KB, off the step's stack */
+	rb_err err;
+	int rc;
+
+	rc = rb_fallback_choose(rec, ckpt_dir, cfg->checkpoint_pattern,
+				cfg->checkpoint_latest, &choice, &err);
+	if (rc < 0 && !(errno == ENOENT && !rec->budget.checkpoint[0]))
+		add_warning("%s; handing out the last known checkpoint",
+			    err.msg);
+	if (!choice.path[0]) {
+		rb_strlcpy(choice.path, rec->budget.checkpoint,
+			   sizeof(choice.path));
+		rb_file_id_of(choice.path, &choice.id);
+	}
+	rb_strlcpy(step.checkpoint, choice.path, sizeof(step.checkpoint));
+	rb_strlcpy(step.fallback_from, choice.from,
+		   sizeof(step.fallback_from));
+	step.checkpoint_id = choice.id;
+	if (choice.from[0])
+		add_warning("checkpoint %s is marked bad: restoring from %s",
+			    choice.from, choice.path[0] ? choice.path : "(none)");
+}
+
 /* The checkpoint to hand out, found as the job's user: the newest in its
  * directory, else the last one on record. */
 static void choose_checkpoint(const rb_config *cfg, const rb_record *rec,
@@ -208,6 +244,10 @@ static void choose_checkpoint(const rb_config *cfg, const rb_record *rec,
 	rb_err err;
 	int rc;
 
+	if (ckpt_dir[0] && cfg->checkpoint_fallback) {
+		choose_with_fallback(cfg, rec, ckpt_dir);
+		return;
+	}
 	if (ckpt_dir[0]) {
 		rc = rb_checkpoint_find(rec->work_dir, ckpt_dir,
 					cfg->checkpoint_pattern,
@@ -271,6 +311,9 @@ static void report_start(const rb_config *cfg, const rb_job_info *job,
 	rb_log(refused ? RB_LOG_WARNING : RB_LOG_INFO,
 	       "job %u attempt %" PRId64 ": %s%s", job->job_id, job->attempt,
 	       res->reason, refused ? " (refused in task_init)" : "");
+	/* task_init refuses as the user: the comment is written here, as root */
+	if (refused)
+		controller_note_reason(job->job_id, "refused", res->reason);
 }
 
 /* Record and charge the attempt from this node's note (its prolog's):
@@ -400,6 +443,8 @@ void batch_user_init(spank_t sp)
 				sizeof(step.refuse_msg));
 	}
 	choose_checkpoint(cfg, &rec, ckpt_dir);
+	rb_strlcpy(rec.fallback.from, step.fallback_from,
+		   sizeof(rec.fallback.from));
 	step.phase = rb_engine_start_phase(step.attempt, step.checkpoint);
 	step.tracked = true;
 	step.closed = cfg->on_error == RB_ON_ERROR_CLOSED;
@@ -422,8 +467,11 @@ void batch_post_fork(void)
 		return;
 	step.tracked = false; /* once per step, not once per task */
 	step.cfg = NULL;
-	if (rb_lifecycle_report(cfg, step.cluster, step.job_id, step.attempt,
-				step.phase, step.checkpoint, &err) < 0)
+	rb_handed h = { step.checkpoint, step.checkpoint_id,
+			step.fallback_from };
+
+	if (rb_lifecycle_report_handed(cfg, step.cluster, step.job_id,
+				       step.attempt, step.phase, &h, &err) < 0)
 		rb_log(RB_LOG_ERROR, "job %u attempt %" PRId64 ": %s",
 		       step.job_id, step.attempt, err.msg);
 	rb_config_free(cfg);

@@ -4,6 +4,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "scontrol.h"
 
@@ -68,9 +69,44 @@ const char *controller_interruption(void *ctx)
 }
 
 /*
+ * The reason of a refusal or hold, as the line "restore_budget: <kind>:
+ * <reason>" of the job's AdminComment, where `scontrol show job` and, with
+ * accounting storage, `sacct -o AdminComment` show it (docs/rule.md, "Where
+ * the reason shows"). The rest of the comment is the site's and is kept:
+ * it is read first, and if it cannot be read in time nothing is written
+ * (never overwrite what could not be seen).
+ */
+void controller_note_reason(uint32_t job_id, const char *kind,
+			    const char *reason)
+{
+	char old[RB_ADMIN_COMMENT_MAX + 1], merged[RB_ADMIN_COMMENT_MAX + 1];
+	char line[RB_ADMIN_LINE_MAX + 1];
+	rb_controller c = controller();
+	rb_err err;
+
+	if (rb_controller_admin_comment(&c, job_id, old, sizeof(old), &err) < 0) {
+		rb_log(RB_LOG_INFO, "job %u: AdminComment not read, so not set: %s",
+		       job_id, err.msg);
+		return;
+	}
+	rb_admin_comment_line(kind, reason, line, sizeof(line));
+	if (rb_admin_comment_merge(old, line, merged, sizeof(merged)) < 0) {
+		rb_log(RB_LOG_INFO, "job %u: AdminComment left as it is: with the reason it would exceed %d bytes",
+		       job_id, RB_ADMIN_COMMENT_MAX);
+		return;
+	}
+	if (strcmp(merged, old) == 0)
+		return;
+	if (rb_controller_comment(&c, job_id, merged, &err) < 0)
+		rb_log(RB_LOG_INFO, "job %u: cannot set AdminComment: %s",
+		       job_id, err.msg);
+}
+
+/*
  * on_exhausted = "hold": rather than run an exhausted attempt only to refuse
  * it, the prolog that refuses it requeues the job held (as `scontrol
- * requeuehold` does) with the reason in its AdminComment, so an admin can
+ * requeuehold` does) with the reason in its AdminComment (merged into the
+ * site's text, controller_note_reason), so an admin can
  * `restore-budget grant` and `scontrol release` it. (An epilog cannot do it
  * for a RequeueExit: the job is still COMPLETING then and the controller
  * refuses the update; verified on 22.05.) The refused attempt is never
@@ -80,17 +116,14 @@ const char *controller_interruption(void *ctx)
  */
 void hold_exhausted(uint32_t job_id, const char *reason)
 {
-	char comment[RB_REASON_MAX + 64];
 	rb_controller c = controller();
 	rb_err err;
 
-	snprintf(comment, sizeof(comment), "restore_budget: held: %s", reason);
-	if (rb_controller_comment(&c, job_id, comment, &err) < 0)
-		rb_log(RB_LOG_INFO, "job %u: cannot set AdminComment: %s",
-		       job_id, err.msg);
+	controller_note_reason(job_id, "held", reason);
 	if (rb_controller_requeue_hold(&c, job_id, &err) < 0) {
 		rb_log(RB_LOG_ERROR, "job %u: requeue-hold failed (%s); the attempt is refused instead",
 		       job_id, err.msg);
+		controller_note_reason(job_id, "refused", reason);
 		return;
 	}
 	rb_log(RB_LOG_WARNING, "job %u held: %s; 'restore-budget grant %u --failures N' then 'scontrol release %u'",

@@ -50,6 +50,8 @@ void start_clock(void);
 void controller_account(uint32_t job_id, char *buf, size_t len);
 const char *controller_interruption(void *ctx);
 void hold_exhausted(uint32_t job_id, const char *reason);
+void controller_note_reason(uint32_t job_id, const char *kind,
+			    const char *reason);
 int64_t controller_restart_count(uint32_t job_id);
 
 /* --- the contexts --- */

@@ -23,6 +23,7 @@ WANT_TYPES = {
     "restore_budget_interruptions_total": "counter",
     "restore_budget_restore_failures_total": "counter",
     "restore_budget_failures_total": "counter",
+    "restore_budget_fallbacks_total": "counter",
     "restore_budget_ledger_corrupt_records": "gauge",
     "restore_budget_fatal_exit_total": "counter",
     "restore_budget_interruption_cap_refusals_total": "counter",
@@ -122,7 +123,7 @@ mkm inprogress 304
 MS=$T/state/$MC
 
 # exhaust 301 + confirmed 302: the totals `show` prints, summed
-M_ALL='"jobs_tracked": 4, "jobs_exhausted": 1, "interruptions_total": 3, "restore_failures_total": 4, "failures_total": 2, "ledger_corrupt_records": 0'
+M_ALL='"jobs_tracked": 4, "jobs_exhausted": 1, "interruptions_total": 3, "restore_failures_total": 4, "failures_total": 2, "fallbacks_total": 0, "ledger_corrupt_records": 0'
 
 run "$CLI" --cluster "$MC" metrics
 expect_metrics "metrics: format and sums over 4 records" 0 "{\"cluster\": \"$MC\", $M_ALL}"
@@ -136,10 +137,10 @@ expect "metrics: the same totals as show" 0 \
 	'^totals: +1 interruptions, 4 failed restores, 2 failures charged$'
 run "$CLI" --cluster nothing-here metrics
 expect_metrics "metrics: a cluster with no ledger is all zeros" 0 \
-	'{"cluster": "nothing-here", "jobs_tracked": 0, "jobs_exhausted": 0, "interruptions_total": 0, "restore_failures_total": 0, "failures_total": 0, "ledger_corrupt_records": 0}'
+	'{"cluster": "nothing-here", "jobs_tracked": 0, "jobs_exhausted": 0, "interruptions_total": 0, "restore_failures_total": 0, "failures_total": 0, "fallbacks_total": 0, "ledger_corrupt_records": 0}'
 run runuser -u nobody -- "$CLI" --cluster "$MC" metrics
 expect_metrics "metrics as a user: only the records it may read (none of other groups' jobs), not corrupt" 0 \
-	"{\"cluster\": \"$MC\", \"jobs_tracked\": 0, \"jobs_exhausted\": 0, \"interruptions_total\": 0, \"restore_failures_total\": 0, \"failures_total\": 0, \"ledger_corrupt_records\": 0}"
+	"{\"cluster\": \"$MC\", \"jobs_tracked\": 0, \"jobs_exhausted\": 0, \"interruptions_total\": 0, \"restore_failures_total\": 0, \"failures_total\": 0, \"fallbacks_total\": 0, \"ledger_corrupt_records\": 0}"
 
 # ---- --output --------------------------------------------------------------
 mkdir -m 755 "$T/textfile"
@@ -188,4 +189,4 @@ expect "--help lists metrics" 0 '^  metrics \[--output FILE\] '
 echo "failures=0" >>"$MS/301/301.rec"
 run "$CLI" --cluster "$MC" metrics
 expect_metrics "metrics: a corrupt record is counted, not summed; exit 0" 0 \
-	"{\"cluster\": \"$MC\", \"jobs_tracked\": 3, \"jobs_exhausted\": 0, \"interruptions_total\": 2, \"restore_failures_total\": 0, \"failures_total\": 0, \"ledger_corrupt_records\": 1}"
+	"{\"cluster\": \"$MC\", \"jobs_tracked\": 3, \"jobs_exhausted\": 0, \"interruptions_total\": 2, \"restore_failures_total\": 0, \"failures_total\": 0, \"fallbacks_total\": 0, \"ledger_corrupt_records\": 1}"

@@ -169,7 +169,7 @@ expect "--help prints usage" 0 '^Usage: restore-budget \[OPTIONS\] COMMAND' \
 run "$CLI" -h
 expect "-h prints usage" 0 '^Usage: restore-budget'
 run "$CLI" --version
-expect "--version" 0 '^restore-budget [0-9]+\.[0-9]+\.[0-9]+ \(ledger record format 3\)$'
+expect "--version" 0 '^restore-budget [0-9]+\.[0-9]+\.[0-9]+ \(ledger record format 2\)$'
 run "$CLI"
 expect "no command: exit 2" 2 '2>^Usage: restore-budget'
 run "$CLI" frobnicate

@@ -67,40 +67,26 @@ static size_t sorted_lines(const char *text, size_t len, line_ref *out,
 	return n;
 }
 
-/* An older record is written back as the current version, with the lines
- * the newer versions added at their defaults: a version 1 record gains its
- * (empty) submission line, versions 1 and 2 the exit rules' and the
- * interruption cap's (record.c's field table). */
-static size_t as_current(const char *in, size_t inlen, line_ref *a, size_t na)
+/* A version 1 record is written back as version 2, with its (empty)
+ * submission line: those are the two lines the input lacks. */
+static size_t as_version_2(const char *in, size_t inlen, line_ref *a, size_t na)
 {
-	static const char v3[] = "restore_budget-record 3";
-	static const char *const since_2[] = { "submission=" };
-	static const char *const since_3[] = {
-		"fatal_code=0", "fatal_exits=0", "interruption_cap_refusals=0",
-		"cur.limits.max_interruptions=-1",
-	};
-	static const size_t plen = sizeof("restore_budget-record ") - 1;
-	char v;
+	static const char v1[] = "restore_budget-record 1\n";
+	static const char v2[] = "restore_budget-record 2";
+	static const char sub[] = "submission=";
 
-	if (inlen < plen + 2 || memcmp(in, v3, plen) != 0 || in[plen + 1] != '\n')
-		return na;
-	v = in[plen];
-	if ((v != '1' && v != '2') || na + 6 > 128)
+	if (inlen < sizeof(v1) - 1 || memcmp(in, v1, sizeof(v1) - 1) != 0 ||
+	    na >= 128)
 		return na;
 	for (size_t i = 0; i < na; i++) {
 		if (a[i].p == in) {
-			a[i].p = v3;
-			a[i].n = sizeof(v3) - 1;
+			a[i].p = v2;
+			a[i].n = sizeof(v2) - 1;
 		}
 	}
-	for (size_t i = 0; v == '1' && i < sizeof(since_2) / sizeof(*since_2); i++) {
-		a[na].p = since_2[i];
-		a[na++].n = strlen(since_2[i]);
-	}
-	for (size_t i = 0; i < sizeof(since_3) / sizeof(*since_3); i++) {
-		a[na].p = since_3[i];
-		a[na++].n = strlen(since_3[i]);
-	}
+	a[na].p = sub;
+	a[na].n = sizeof(sub) - 1;
+	na++;
 	qsort(a, na, sizeof(*a), cmp_line);
 	return na;
 }
@@ -109,7 +95,7 @@ static void check_canonical(const char *in, size_t inlen, const char *out,
 			    size_t outlen)
 {
 	static line_ref a[128], b[128];
-	size_t na = as_current(in, inlen, a, sorted_lines(in, inlen, a, 122));
+	size_t na = as_version_2(in, inlen, a, sorted_lines(in, inlen, a, 127));
 	size_t nb = sorted_lines(out, outlen, b, 128);
 	size_t i;
 

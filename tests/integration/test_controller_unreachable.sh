@@ -112,7 +112,9 @@ echo STOP >"$TRIGGER"
 check "C: attempt 2 refused in the ledger" wait_ev "$jc" 'kind=start attempt=2 decision=refuse' 90
 check "C: the prolog gave up holding at its deadline (slurmd.log)" \
     wait_grep "$RB_CLUSTER_DIR/log/slurmd.log" "job $jc: requeue-hold failed .*refused instead" 40
-check "C: the controller really was frozen" grep -q "scontrol STOP" "$BIN/events"
+# the hold's first call froze it: squeue, reading the AdminComment to merge
+# the reason into (docs/rule.md, "Where the reason shows")
+check "C: the controller really was frozen" grep -qE "(squeue|scontrol) STOP" "$BIN/events"
 thaw
 check "C: job ends FAILED (refused in task_init)" wait_state "$jc" FAILED 90
 expect "C: ExitCode" "$(job_field "$jc" ExitCode)" 1:0

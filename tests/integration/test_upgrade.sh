@@ -15,13 +15,13 @@
 # and directory outside state_dir, a few nested directories and one chain
 # deeper than PATH_MAX.  Swap to NEW, restart slurmd, preempt again: NEW
 # continues the same record (attempt 2, counters carried on, no reset) and
-# writes it as version 3, and hands attempt 2 its acknowledgement file in the
+# writes it as version 2, and hands attempt 2 its acknowledgement file in the
 # checkpoint dir.  The job finishes; NEW's `restore-budget gc --older-than 0`
 # (root) removes the old ack/ tree without following the planted symlinks.
 #
-# Scenario 2, rolling back new -> old: a job whose record NEW wrote (v3) gets
+# Scenario 2, rolling back new -> old: a job whose record NEW wrote (v2) gets
 # its next prolog from OLD (swap back, restart slurmd, scontrol requeue).
-# OLD refuses the record ("unknown record version 3"), logs it in slurmd.log,
+# OLD refuses the record ("unknown record version 2"), logs it in slurmd.log,
 # never drains the node and never rewrites the record; on_error decides:
 # "open" = the attempt runs untracked (no RESTORE_BUDGET_* at all, so it is
 # not handed its checkpoint either), "closed" = task_init refuses it (FAILED
@@ -209,7 +209,7 @@ checkq "S1 NEW: attempt 1 preempted" preempt "$j" 30
 checkq "S1 NEW: attempt 2 starts and restores" wait_grep "$out" "^trial\[$j\.2\]: restored step" 60
 wait_grep "$out" "^trial\[$j\.2\]: acknowledged" 10 >/dev/null
 
-expect "S1 NEW: the record is now version 3 (first line)" "$(rec_version "$j")" "restore_budget-record 3"
+expect "S1 NEW: the record is now version 2 (first line)" "$(rec_version "$j")" "restore_budget-record 2"
 expect "S1 NEW: same record continued: created unchanged" "$(rec_get "$j" created)" "$created0"
 check "S1 NEW: same record continued: seq went up from $seq0 (got $(rec_get "$j" seq))" \
     test "$(rec_get "$j" seq)" -gt "${seq0:-999999}"
@@ -250,7 +250,7 @@ check "S1 NEW: the job completes" wait_state "$j" COMPLETED 60
 checkq "S1 NEW: end 2 recorded" wait_ev "$j" " kind=end attempt=2( |\$)" 30
 expect "S1 NEW: end 2 end" "$(ev_get "$j" end 2 end)" completed
 expect "S1 NEW: end 2 confirmed by the ack in the checkpoint dir" "$(ev_get "$j" end 2 confirmed)" ack
-expect "S1 NEW: after the epilog the record is still version 3" "$(rec_version "$j")" "restore_budget-record 3"
+expect "S1 NEW: after the epilog the record is still version 2" "$(rec_version "$j")" "restore_budget-record 2"
 expect "S1 NEW: record cur.end" "$(rec_get "$j" cur.end)" completed
 
 if [[ ! -x $NEW_CLI ]]; then
@@ -282,7 +282,7 @@ j2=$(TRIAL_DIR=$ck2 TRIAL_STEPS=300 submit_as_user -p low --checkpoint-dir=ckpt 
     "$RB_ROOT/tests/integration/jobs/rbjob.sh") || { fail "sbatch the job"; summary; }
 out2=$RB_WORKDIR/trial-$j2.out
 checkq "S2 NEW: attempt 0 writes a checkpoint" wait_grep "$out2" "^trial\[$j2\.0\]: checkpoint step" 60
-expect "S2 NEW: the NEW plugin wrote a version 3 record" "$(rec_version "$j2")" "restore_budget-record 3"
+expect "S2 NEW: the NEW plugin wrote a version 2 record" "$(rec_version "$j2")" "restore_budget-record 2"
 expect "S2 NEW: attempt 0's ACK_FILE is in its checkpoint dir" \
     "$(out_var "$out2" 0 RESTORE_BUDGET_ACK_FILE)" "$ck2/.restore_budget-ack.$CL.$j2.0"
 check "S2 NEW: the NEW plugin made no ack directory for job $j2 (no $ACK_TOP/$j2)" \
@@ -303,7 +303,7 @@ checkq "S2 OLD open: attempt 1 starts" wait_grep "$out2" "^trial\[$j2\.1\]: (no 
 expect "S2 OLD open: the job runs attempt 1 (not held)" \
     "$(job_field "$j2" JobState) $(job_field "$j2" Restarts) $(job_field "$j2" Reason)" "RUNNING 1 None"
 check "S2 OLD open: no node drained, down or failing" rb_nodes_ok
-v2err='unknown record version 3'
+v2err='unknown record version 2'
 expect_match "S2 OLD open: the epilog logs the version error for job $j2" \
     "$(upg_log_since "$logn" "error: .*restore_budget: epilog: job $j2: .*$v2err" | head -n 1)" "$v2err"
 expect_match "S2 OLD open: the prolog logs the version error for attempt 1" \
@@ -317,7 +317,7 @@ check "S2 OLD open: so attempt 1 is not handed its checkpoint and starts fresh" 
     grep -q "^trial\[$j2\.1\]: no checkpoint to restore: starting fresh" "$out2"
 expect_match "S2 OLD open: the job's own output carries the batch step's error" \
     "$(grep -F "restore_budget: job $j2: " "$out2" | head -n 1)" "$v2err.*on_error = open: the job runs untracked"
-expect "S2 OLD open: the OLD plugin did not rewrite the version 3 record" "$(sha256sum <"$rec2" 2>&1)" "$sum2"
+expect "S2 OLD open: the OLD plugin did not rewrite the version 2 record" "$(sha256sum <"$rec2" 2>&1)" "$sum2"
 expect "S2 OLD open: the OLD plugin appended nothing to the event log" "$(wc -l <"$(rb_evlog_path "$j2")" 2>&1)" "$evn2"
 
 # ---- on_error = "closed" ---------------------------------------------------------
@@ -345,7 +345,7 @@ expect_match "S2 OLD closed: the prolog logs the version error for attempt 2" \
 expect_match "S2 OLD closed: the batch step logs it and refuses the attempt (on_error = closed)" \
     "$(upg_log_since "$logn" "error: .*restore_budget: job $j2: .*$v2err.*" | head -n 1)" \
     "$v2err.*\(on_error = closed: attempt refused\)"
-expect "S2 OLD closed: the OLD plugin did not rewrite the version 3 record" "$(sha256sum <"$rec2" 2>&1)" "$sum2"
+expect "S2 OLD closed: the OLD plugin did not rewrite the version 2 record" "$(sha256sum <"$rec2" 2>&1)" "$sum2"
 expect "S2 OLD closed: the OLD plugin appended nothing to the event log" "$(wc -l <"$(rb_evlog_path "$j2")" 2>&1)" "$evn2"
 expect "S2: no drain, prolog or epilog failure in slurmctld.log" \
     "$(tail -n +"$((ctld_n + 1))" "$RB_CLUSTER_DIR/log/slurmctld.log" | grep -iE 'drain|Prolog error|Epilog error|launch_failed' | head -n 3)" ""

@@ -61,7 +61,23 @@ for rel in "$@"; do
     P=$((P + p)) F=$((F + f))
     LINES+=("$(printf '%-44s (%ss)' "$l" "${SECS[$rel]}")")
 done
+# The failing checks, named by leg, suite and test, last: CI keeps only the
+# tail of a run's output, and a count alone does not say what to look at.
+failure_digest() {
+    local rel=$1 log
+    for log in "$LEG_DIR/$rel.logs"/*.log; do
+        [[ -f $log ]] || continue
+        awk -v tag="legs-$rel: $(basename "$log" .log)" '
+            /^===== .* =====$/ { t = $2 }
+            /^FAIL - / || /^not ok / { printf "%s: %s: %s\n", tag, (t == "" ? "-" : t), substr($0, 1, 240) }
+        ' "$log"
+    done | head -n 40
+}
 echo
+for rel in "$@"; do
+    digest=$(failure_digest "$rel")
+    [[ -n $digest ]] && printf 'legs: failing checks of %s:\n%s\n' "$rel" "$digest"
+done
 printf '%s\n' "${LINES[@]}"
 echo "legs: total $((SECONDS - T0))s$([[ ${LEGS_PARALLEL:-0} == 1 ]] && echo " (in parallel)")"
 echo "legs: $P passed, $F failed"

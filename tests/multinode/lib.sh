@@ -122,5 +122,5 @@ mn_batch_hosts() {
     done
 }
 
-# mn_state_dir_calls NODE - lines of NODE's trace that name state_dir.
-mn_state_dir_calls() { grep -cF -- "$RB_STATE" "$RB_CLUSTER_DIR/log/strace-$1.txt" 2>/dev/null; }
+# mn_trace_calls NODE PATH - lines of NODE's trace that name PATH.
+mn_trace_calls() { grep -cF -- "$2" "$RB_CLUSTER_DIR/log/strace-$1.txt" 2>/dev/null; }

@@ -98,7 +98,7 @@ on_signal() {
 trap on_signal INT TERM HUP
 
 PASSED=0 FAILED=0
-declare -a ROWS=() MEASURES=()
+declare -a ROWS=() MEASURES=() FAIL_LINES=()
 T_ALL=$(date +%s.%N)
 printf 'runner.sh: %s: %d tests, plugin %s (copy of %s), logs in %s\n' "$SUITE" "${#TESTS[@]}" \
     "$RB_PLUGIN_SO" "$RB_SRC_ROOT/build/restore_budget.so" "$RUN_DIR"
@@ -132,6 +132,9 @@ for t in "${TESTS[@]}"; do
     result=ok; ((f > 0)) && result=FAIL
     ROWS+=("$(printf '%-32s %-5s %6d %6d %8ss  %s' "$name" "$result" "$p" "$f" "$secs" "$note")")
     while IFS= read -r m; do MEASURES+=("$m"); done < <(grep '^measure: ' "$log")
+    # the failing checks again at the end: a run's tail is what CI keeps
+    while IFS= read -r m; do FAIL_LINES+=("$name: ${m:0:240}"); done < <(grep -E '^FAIL - ' "$log" | head -n 10)
+    [[ -n $note ]] && FAIL_LINES+=("$name: $note")
 done
 
 # 1. No node drained/down in any cluster when it stopped.
@@ -170,6 +173,11 @@ printf '%-32s %-5s %6s %6s %8ss\n' total "" "" "" "$total"
 if [[ ${#MEASURES[@]} -gt 0 ]]; then
     echo
     printf '%s\n' "${MEASURES[@]}"
+fi
+if [[ ${#FAIL_LINES[@]} -gt 0 ]]; then
+    echo
+    echo "failing checks:"
+    printf '  %s\n' "${FAIL_LINES[@]}"
 fi
 echo
 if ((FAILED == 0)); then

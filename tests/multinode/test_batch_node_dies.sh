@@ -26,17 +26,28 @@ B=$(mn_other "$A")
 checkq "attempt 0 writes 2 checkpoints" wait_grep "$out" "^trial\[$j\.0\]: checkpoint step 2\$" 60
 
 # ---- the batch host dies ---------------------------------------------------------------
-# procs_of_job J - pids whose environment says SLURM_JOB_ID=J (the script and
-# what it started), and the job's slurmstepd.
+# procs_of_job J - the processes of job J on node A: those in A's UTS
+# namespace (its slurmd's, which the job's slurmstepd and script inherit)
+# whose environment says SLURM_JOB_ID=J, and J's slurmstepd there. Never a
+# process of another cluster: the legs run at the same time on one host,
+# with the same job ids, and share its pid namespace.
 procs_of_job() {
     local p
     for p in /proc/[0-9]*; do
-        { tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -qx "SLURM_JOB_ID=$1" && echo "${p#/proc/}"
+        [[ $(readlink "$p/ns/uts" 2>/dev/null) == "$uts_a" ]] || continue
+        if { tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -qx "SLURM_JOB_ID=$1" ||
+            [[ $(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) == "slurmstepd: [$1."* ]]; then
+            echo "${p#/proc/}"
+        fi
     done
-    pgrep -f "slurmstepd: \[$1\." || true
 }
 pid=$(mn_slurmd_pid "$A") || fail "slurmd of $A runs"
-kill -KILL "$pid" $(procs_of_job "$j") 2>/dev/null
+uts_a=$(readlink "/proc/$pid/ns/uts")
+check "$A's slurmd has a UTS namespace of its own" test -n "$uts_a" -a "$uts_a" != "$(readlink /proc/self/ns/uts)"
+victims=$(procs_of_job "$j" | tr '\n' ' ')
+rb_log "killing slurmd $pid of $A and job $j's processes there: $victims"
+check "job $j's processes on $A found" test -n "$victims"
+kill -KILL "$pid" $victims 2>/dev/null
 gone() { local i; for ((i = 0; i < 50; i++)); do [[ ! -d /proc/$1 || $(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) == Z ]] && return 0; sleep 0.1; done; return 1; }
 check "slurmd of $A is dead" gone "$pid"
 check "no process of job $j is left on $A" test -z "$(procs_of_job "$j")"

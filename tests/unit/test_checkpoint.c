@@ -36,8 +36,14 @@
 int rb_checkpoint_find_capped(const char *work_dir, const char *dir,
 			      const char *pattern, const char *latest,
 			      char *out, size_t outlen, rb_err *err);
+#define rb_checkpoint_find_except rb_checkpoint_find_except_capped
+int rb_checkpoint_find_except_capped(const char *work_dir, const char *dir,
+				     const char *pattern, const char *latest,
+				     const rb_ckpt_marks *skip, char *out,
+				     size_t outlen, rb_err *err);
 #include "checkpoint.c"
 #undef rb_checkpoint_find
+#undef rb_checkpoint_find_except
 
 #define PATTERN "checkpoint*"
 #define LATEST "latest"

@@ -441,7 +441,7 @@ static void test_unknown_nested_keys_name_the_dotted_path(void **state)
 	load_fails(f, "limits = {\n  max_failure = 3;\n};\n", 2,
 		   "unknown key \"limits.max_failure\" (known keys in limits: max_failures, restore_retry_num, allow_unlimited, max_interruptions)");
 	load_fails(f, "checkpoint = { pattern = \"c*\";\n latests = \"l\"; };\n", 2,
-		   "unknown key \"checkpoint.latests\" (known keys in checkpoint: pattern, latest)");
+		   "unknown key \"checkpoint.latests\" (known keys in checkpoint: pattern, latest, fallback)");
 	load_fails(f, "partitions = {\n  preempt = {\n    max_failure = 3;\n  };\n};\n",
 		   3, "unknown key \"partitions.preempt.max_failure\" (known keys in partitions.preempt: name, max_failures, restore_retry_num, restore_timeout, max_interruptions, exit_rules)");
 	load_fails(f, "accounts = { ml-team = { retries = 3; }; };\n", 1,

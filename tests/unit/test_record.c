@@ -73,6 +73,13 @@ static void fill_record(rb_record *r)
 	r->budget.cur.limits.count_preemptions = true;
 	r->budget.cur.limits.max_interruptions = 4;
 	strcpy(r->budget.cur.checkpoint, tricky_path);
+	/* the optional fallback fields (docs/rule.md, "Checkpoint fallback") */
+	strcpy(r->fallback.cur_id, "2049:77:12:1700000000123456789");
+	strcpy(r->fallback.from, "/home/a/ck/checkpoint-8");
+	strcpy(r->fallback.streak_id, "2049:78:12:1700000000123456789");
+	r->fallback.streak = 1;
+	r->fallback.fallbacks = 2;
+	strcpy(r->fallback.bad, "2049:78:12:1700000000123456789:/home/a/ck/checkpoint-8");
 }
 
 static void assert_record_equal(const rb_record *a, const rb_record *b)
@@ -303,7 +310,7 @@ static void format_is_readable_key_value_text(void **state)
 	strcpy(r->budget.checkpoint, "/home/a/ck/checkpoint-7");
 	text = format_new(r, &len);
 	assert_int_equal(strlen(text), len);
-	assert_memory_equal(text, "restore_budget-record 3\n", 24);
+	assert_memory_equal(text, "restore_budget-record 2\n", 24);
 	assert_non_null(strstr(text, "\nfailures=1\n"));
 	assert_non_null(strstr(text, "\nsubmission=\n"));
 	assert_non_null(strstr(text, "\nrestore_failures=2\n"));
@@ -531,13 +538,13 @@ static void every_truncation_is_refused(void **state)
 static void unknown_version_is_refused(void **state)
 {
 	(void)state;
-	assert_edit_refused("restore_budget-record 3\n",
+	assert_edit_refused("restore_budget-record 2\n",
 			    "restore_budget-record 7\n",
-			    "unknown record version 7 (this plugin reads 1 to 3; a newer plugin wrote it: upgrade this node)");
-	assert_edit_refused("restore_budget-record 3\n",
+			    "unknown record version 7 (this plugin reads 1 to 2; a newer plugin wrote it: upgrade this node)");
+	assert_edit_refused("restore_budget-record 2\n",
 			    "restore_budget-record 0\n",
 			    "unknown record version 0");
-	assert_edit_refused("restore_budget-record 3\n",
+	assert_edit_refused("restore_budget-record 2\n",
 			    "restore_budget-record 02\n", "bad version line");
 }
 
@@ -551,8 +558,8 @@ static void drop_line(char *text, const char *key)
 	memmove(line, strchr(line, '\n') + 1, strlen(strchr(line, '\n') + 1) + 1);
 }
 
-/* The lines version 3 added (the exit rules' and the interruption cap's). */
-static void drop_version_3_lines(char *text, size_t *len)
+/* The exit rules' and the interruption cap's lines (optional fields). */
+static void drop_exit_rule_lines(char *text, size_t *len)
 {
 	drop_line(text, "\nfatal_code=");
 	drop_line(text, "\nfatal_exits=");
@@ -561,9 +568,9 @@ static void drop_version_3_lines(char *text, size_t *len)
 	*len = strlen(text);
 }
 
-/* The full record as an older plugin wrote it: without the lines newer
- * versions added, under version line `version` ("restore_budget-record 2\n"),
- * parsed into r (it must be accepted). */
+/* The full record as an older plugin wrote it: without the exit rules'
+ * optional lines (and the submission line), under version line `version`
+ * ("restore_budget-record 1\n"), parsed into r (it must be accepted). */
 static void parse_as_older(const char *version, bool without_submission,
 			   rb_record *r)
 {
@@ -573,22 +580,31 @@ static void parse_as_older(const char *version, bool without_submission,
 
 	if (without_submission)
 		drop_line(text, "\nsubmission=");
-	drop_version_3_lines(text, &len);
-	edit_raw(text, &len, "restore_budget-record 3\n", version);
+	drop_exit_rule_lines(text, &len);
+	edit_raw(text, &len, "restore_budget-record 2\n", version);
 	reseal(text, &len);
 	if (rb_record_parse(text, len, r, &err) != 0)
 		fail_msg("%.24s refused: %s", version, err.msg);
 	free(text);
 }
 
-/* A record written before the exit rules (version 2) reads with no fatal
- * code, zero totals and an unlimited interruption cap. */
-static void test_version_2_record_reads_with_unlimited_interruptions(void **state)
+/* The exit rules' fields are optional: a record written before them (or
+ * by a job that uses neither) reads with no fatal code, zero totals and an
+ * unlimited interruption cap. */
+static void test_exit_rule_fields_are_optional(void **state)
 {
 	rb_record *r = malloc(sizeof(*r));
+	size_t len;
+	char *text;
 
 	(void)state;
 	assert_non_null(r);
+	rb_record_init(r);
+	text = format_new(r, &len);
+	assert_null(strstr(text, "fatal"));
+	assert_null(strstr(text, "interruption_cap"));
+	assert_null(strstr(text, "max_interruptions"));
+	free(text);
 	parse_as_older("restore_budget-record 2\n", false, r);
 	assert_int_equal(r->budget.fatal_code, 0);
 	assert_int_equal(r->budget.fatal_exits, 0);
@@ -598,13 +614,14 @@ static void test_version_2_record_reads_with_unlimited_interruptions(void **stat
 	free(r);
 }
 
-/* A version 2 record has no version 3 line; one that claims to is edited. */
-static void test_version_2_record_with_a_version_3_key_is_refused(void **state)
+/* An optional field is never written at its default (-1 for the
+ * interruption cap): a line that holds it is not canonical. */
+static void test_max_interruptions_at_its_default_is_refused(void **state)
 {
 	(void)state;
-	assert_edit_refused("restore_budget-record 3\n",
-			    "restore_budget-record 2\n",
-			    "key 'fatal_code' is not part of record version 2");
+	assert_edit_refused("\ncur.limits.max_interruptions=4\n",
+			    "\ncur.limits.max_interruptions=-1\n",
+			    "bad value for cur.limits.max_interruptions: '-1' (an optional key is not written at its default)");
 }
 
 /* A record written by the plugin before 2026-12 (version 1, no submission
@@ -626,7 +643,7 @@ static void version_1_record_reads_without_a_submission(void **state)
 static void version_1_record_with_a_submission_is_refused(void **state)
 {
 	(void)state;
-	assert_edit_refused("restore_budget-record 3\n",
+	assert_edit_refused("restore_budget-record 2\n",
 			    "restore_budget-record 1\n",
 			    "key 'submission' is not part of record version 1");
 }
@@ -942,8 +959,8 @@ int main(void)
 		cmocka_unit_test(unknown_version_is_refused),
 		cmocka_unit_test(version_1_record_reads_without_a_submission),
 		cmocka_unit_test(version_1_record_with_a_submission_is_refused),
-		cmocka_unit_test(test_version_2_record_reads_with_unlimited_interruptions),
-		cmocka_unit_test(test_version_2_record_with_a_version_3_key_is_refused),
+		cmocka_unit_test(test_exit_rule_fields_are_optional),
+		cmocka_unit_test(test_max_interruptions_at_its_default_is_refused),
 		cmocka_unit_test(submission_identity_is_checked),
 		cmocka_unit_test(text_that_is_not_a_record_is_refused),
 		cmocka_unit_test(missing_key_is_refused),

@@ -21,6 +21,10 @@
 #   TRIAL_SELF_REQUEUE="0 1"  in these attempts, after TRIAL_REQUEUE_AFTER (2)
 #                           checkpoints, run `scontrol requeue $SLURM_JOB_ID`
 #                           as the job's user, then wait to be killed
+#   TRIAL_CORRUPT=NAME      the checkpoint called NAME is corrupt: restoring
+#                           from it fails with the RequeueExit code (42)
+#   TRIAL_NO_ACK=1          never write RESTORE_BUDGET_ACK_FILE (exit 0 still
+#                           confirms; the checkpoint directory stays as is)
 
 set -u
 STEPS=${TRIAL_STEPS:-10}
@@ -40,6 +44,10 @@ mkdir -p "$DIR" || exit 1
 ckpt=${RESTORE_BUDGET_CHECKPOINT:-}
 if [[ -n $ckpt ]]; then
     log "restoring from $ckpt"
+    if [[ -n ${TRIAL_CORRUPT:-} && ${ckpt##*/} == "$TRIAL_CORRUPT" ]]; then
+        log "TRIAL_CORRUPT=$TRIAL_CORRUPT: restore of $ckpt failed"
+        exit 42
+    fi
     if ! read -r step <"$ckpt" || [[ ! $step =~ ^[0-9]+$ ]]; then
         log "cannot read a step number from $ckpt: restore failed"
         exit 42
@@ -49,7 +57,7 @@ if [[ -n $ckpt ]]; then
         while [[ -e $TRIAL_HOLD_ACK ]]; do sleep 0.2 & wait $!; done
     fi
     log "restored step $step"
-    if [[ -n ${RESTORE_BUDGET_ACK_FILE:-} ]]; then
+    if [[ -n ${RESTORE_BUDGET_ACK_FILE:-} && ${TRIAL_NO_ACK:-0} != 1 ]]; then
         touch "$RESTORE_BUDGET_ACK_FILE" && log "acknowledged restore ($RESTORE_BUDGET_ACK_FILE)"
     fi
 else

@@ -1,0 +1,53 @@
+/*
+ * admin_comment.h - the plugin's line in a job's AdminComment
+ * (docs/rule.md, "Where the reason shows").
+ *
+ * A refusal or hold decided as root writes "restore_budget: <kind>: <reason>"
+ * into the job's AdminComment so that `scontrol show job` (and, with
+ * accounting storage, `sacct -o AdminComment`) says why. The comment is the
+ * site's too: only the plugin's own line is replaced, the rest is kept as it
+ * was. Pure: reading and writing it is scontrol.h's, with a deadline.
+ */
+#ifndef RB_ADMIN_COMMENT_H
+#define RB_ADMIN_COMMENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The plugin's own line at most (prefix included, NUL excluded). */
+#define RB_ADMIN_LINE_MAX 400
+/* The whole AdminComment the plugin writes at most: a longer one is left
+ * alone rather than cut (it is the site's). */
+#define RB_ADMIN_COMMENT_MAX 4096
+
+/*
+ * The plugin's line: RB_PREFIX, kind (e.g. "refused", "held"), ": ", reason.
+ * Control bytes (newlines included) become spaces, so the line stays one
+ * line; a line longer than RB_ADMIN_LINE_MAX is cut on a character boundary
+ * and ends in "...". out holds at least RB_ADMIN_LINE_MAX + 1 bytes.
+ */
+void rb_admin_comment_line(const char *kind, const char *reason, char *out,
+			   size_t len);
+
+/*
+ * old (the current AdminComment, possibly several lines, possibly "") with
+ * its first plugin line (one starting with RB_PREFIX) replaced by line, any
+ * further plugin line dropped, and line appended as the last line if old had
+ * none (in place of an empty last line: "site\n" gives "site\n<line>").
+ * Every '\n' separates two lines; everything else is kept byte for byte.
+ * 0, or -1 if the result would
+ * not fit in len bytes or exceed RB_ADMIN_COMMENT_MAX.
+ */
+int rb_admin_comment_merge(const char *old, const char *line, char *out,
+			   size_t len);
+
+/*
+ * Parse `squeue --noheader --Format=JobID:0|,admin_comment:0|` output for
+ * job job_id: the comment is everything between the first '|' and the last
+ * one (it may hold '|' and newlines itself). "(null)" (none set) gives "".
+ * 0, or -1 if it is not job job_id's line, is cut short, or is too long.
+ */
+int rb_admin_comment_parse(const char *text, uint32_t job_id, char *out,
+			   size_t len);
+
+#endif
