@@ -39,9 +39,11 @@ done
 expect "A: attempt 2 sees FAILURES 0" "$(out_var "$outa" 2 RESTORE_BUDGET_FAILURES)" 0
 expect "A: attempt 2 sees LAST_END failed:75" "$(out_var "$outa" 2 RESTORE_BUDGET_LAST_END)" failed:75
 expect "A: attempt 2 sees INTERRUPTIONS 0" "$(out_var "$outa" 2 RESTORE_BUDGET_INTERRUPTIONS)" 0
-for kv in failures=0 restore_failures=0 interruptions=0 failures_total=0 restore_failures_total=0 fatal_code=0 exhausted=false; do
+for kv in failures=0 restore_failures=0 interruptions=0 failures_total=0 restore_failures_total=0 exhausted=false; do
     expect "A: record ${kv%%=*}" "$(rec_get "$ja" "${kv%%=*}")" "${kv#*=}"
 done
+# optional fields: no line at their default (a job no rule made fatal)
+expect "A: record has no fatal_code line" "$(grep -c '^fatal_code=' "$(rb_rec_path "$ja")")" 0
 
 # ---- B: fatal ----------------------------------------------------------------------
 rb_workdir fatal >/dev/null
@@ -60,6 +62,8 @@ expect "B: the refused attempt's script never ran" "$(out_attempts "$outb" | tr 
 for kv in failures=1 fatal_code=3 fatal_exits=1 exhausted=true cur.refused=true; do
     expect "B: record ${kv%%=*}" "$(rec_get "$jb" "${kv%%=*}")" "${kv#*=}"
 done
+expect_match "B: AdminComment names the rule" "$(scontrol -o show job "$jb")" \
+    'AdminComment=restore_budget: refused: exit code 3 is fatal \(exit_rules\): budget exhausted'
 expect_match "B: show names the rule" "$(cli show "$jb")" \
     'exhausted: +yes \(attempt 1 was refused: exit code 3 is fatal \(exit_rules\)\)'
 expect_match "B: explain names the rule" "$(cli explain "$jb")" \
@@ -70,7 +74,7 @@ check "B: metrics count the fatal exit" grep -qx \
 # a grant lifts it like any exhaustion
 check "B: grant as root" cli grant "$jb" --failures 1
 check "B: the grant lifted the fatal code" wait_ev "$jb" 'kind=grant .*fatal_lifted=3' 5
-expect "B: record fatal_code after the grant" "$(rec_get "$jb" fatal_code)" 0
+expect "B: no fatal_code line after the grant" "$(grep -c '^fatal_code=' "$(rb_rec_path "$jb")")" 0
 check "B: scontrol requeue $jb" timeout 10 scontrol requeue "$jb"
 check "B: job $jb completes after the grant" wait_state "$jb" COMPLETED 90
 expect "B: start 2 runs" "$(ev_get "$jb" start 2 decision)" run
