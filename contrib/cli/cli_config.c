@@ -198,7 +198,48 @@ static json_object *overrides_json(const rb_overrides *o)
 	if (o->has_restore_timeout)
 		json_object_object_add(j, "restore_timeout",
 				       json_object_new_int(o->restore_timeout));
+	if (o->has_max_interruptions)
+		json_object_object_add(j, "max_interruptions",
+				       json_object_new_int(o->max_interruptions));
 	return j;
+}
+
+/* exit_rules as [ { "codes": [3, 4], "action": "fatal" }, ... ], added to
+ * o only where the file sets them (the JSON of a file without them stays as
+ * it was). */
+static void add_rules_json(json_object *o, const rb_exit_rules *list)
+{
+	json_object *arr;
+
+	if (!list->set)
+		return;
+	arr = json_object_new_array();
+	for (size_t i = 0; i < list->n; i++) {
+		json_object *r = json_object_new_object();
+		json_object *codes = json_object_new_array();
+
+		for (int code = 0; code <= RB_EXIT_CODE_MAX; code++)
+			if (list->rules[i].codes[code / 8] & (1u << (code % 8)))
+				json_object_array_add(codes,
+						      json_object_new_int(code));
+		json_object_object_add(r, "codes", codes);
+		json_object_object_add(r, "action", json_object_new_string(
+			rb_exit_rule_name(list->rules[i].action)));
+		json_object_array_add(arr, r);
+	}
+	json_object_object_add(o, "exit_rules", arr);
+}
+
+/* The interruption cap and its `limits` cap, where set. */
+static void add_interruptions_json(json_object *o, json_object *caps,
+				   const rb_config *c)
+{
+	if (c->max_interruptions >= 0 || c->caps.max_interruptions >= 0)
+		json_object_object_add(o, "max_interruptions",
+				       json_object_new_int(c->max_interruptions));
+	if (c->caps.max_interruptions >= 0)
+		json_object_object_add(caps, "max_interruptions",
+				       json_object_new_int(c->caps.max_interruptions));
 }
 
 static json_object *named_json(const rb_named_overrides *arr, size_t n)
@@ -207,9 +248,10 @@ static json_object *named_json(const rb_named_overrides *arr, size_t n)
 
 	for (size_t i = 0; i < n; i++) {
 		json_object *name = cli_json_string(arr[i].name);
+		json_object *group = overrides_json(&arr[i].values);
 
-		json_object_object_add(j, json_object_get_string(name),
-				       overrides_json(&arr[i].values));
+		add_rules_json(group, &arr[i].exit_rules);
+		json_object_object_add(j, json_object_get_string(name), group);
 		json_object_put(name);
 	}
 	return j;
@@ -248,6 +290,8 @@ static json_object *config_json(const rb_config *c)
 			       json_object_new_int(c->caps.restore_retry_num));
 	json_object_object_add(caps, "allow_unlimited",
 			       json_object_new_boolean(c->caps.allow_unlimited));
+	add_interruptions_json(o, caps, c);
+	add_rules_json(o, &c->exit_rules);
 	json_object_object_add(o, "limits", caps);
 	json_object_object_add(ck, "pattern",
 			       cli_json_string(c->checkpoint_pattern));

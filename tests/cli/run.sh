@@ -308,6 +308,9 @@ expect "check-config --json: the error also on stderr" 1 \
 run "$CLI" check-config "$T/rules.conf"
 expect "check-config: exit rules and the interruption cap in the summary" 0 \
 	'^max_interruptions: +2$' '^exit_rules: +3,4 fatal; 75 ignore$'
+run "$CLI" check-config --json "$T/rules.conf"
+expect_json "check-config --json: exit rules and the interruption cap" 0 \
+	'd["max_interruptions"] == 2 and d["exit_rules"] == [{"codes": [3, 4], "action": "fatal"}, {"codes": [75], "action": "ignore"}]'
 run "$CLI" check-config "$T/bad-rule.conf"
 expect "check-config: an exit code out of range, exact file:line" 1 '!.' \
 	"2>^restore-budget: $T/bad-rule.conf:3: exit_rules\\[2\\].codes: 300 is out of range: exit codes are 0..255 "
