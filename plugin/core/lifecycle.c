@@ -271,6 +271,23 @@ static rb_exit_rule prev_rule(const rb_config *cfg, const rb_job_info *job,
 				   b->cur.end_code);
 }
 
+/* The record found is this job's (an old job's with the same id is reset:
+ * it is not this job's budget), or a new one is begun. 0 or -1. */
+static int this_jobs_record(locked_record *lr, const rb_job_info *job,
+			    rb_err *err)
+{
+	const char *why;
+
+	if (lr->found &&
+	    rb_record_names_another_job(&lr->rec, job->uid, job->submission,
+					job->attempt, &why) &&
+	    reset_reused(lr, job, why, err) < 0)
+		return -1;
+	if (!lr->found)
+		lr->rec.created = job->now;
+	return 0;
+}
+
 int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
 		       rb_start_result *out, rb_record *rec, rb_err *err)
 {
@@ -283,19 +300,9 @@ int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
 	memset(out, 0, sizeof(*out));
 	if (lock_and_read(cfg, job->cluster, job->job_id, &lr, err) < 0)
 		return -1;
-	if (lr.found) {
-		/* an old job's record is not this job's budget */
-		const char *why;
-
-		if (rb_record_names_another_job(&lr.rec, job->uid,
-						job->submission, job->attempt,
-						&why) &&
-		    reset_reused(&lr, job, why, err) < 0)
-			goto fail;
-	}
+	if (this_jobs_record(&lr, job, err) < 0)
+		goto fail;
 	b = &lr.rec.budget;
-	if (!lr.found)
-		lr.rec.created = job->now;
 	rb_config_resolve(cfg, job->partition, job->account, &job->options,
 			  &out->limits, out->warnings, sizeof(out->warnings));
 
