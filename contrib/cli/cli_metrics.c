@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,43 +93,57 @@ static void put_metric(FILE *f, const char *cluster, const char *name,
 	fprintf(f, "\"} %" PRId64 "\n", value);
 }
 
+/* Every metric, in the order printed: name, type, help, where its value is. */
+static const struct {
+	const char *name, *type, *help;
+	size_t offset;
+} metric_table[] = {
+	{ "restore_budget_jobs_tracked", "gauge",
+	  "Job records in the restore_budget ledger.",
+	  offsetof(metrics_state, tracked) },
+	{ "restore_budget_jobs_exhausted", "gauge",
+	  "Jobs whose current attempt was refused because their restore "
+	  "budget is spent.", offsetof(metrics_state, exhausted) },
+	{ "restore_budget_interruptions_total", "counter",
+	  "Attempts interrupted by the scheduler (preemption, requeue, node "
+	  "failure), summed over the ledger's records.",
+	  offsetof(metrics_state, interruptions) },
+	{ "restore_budget_restore_failures_total", "counter",
+	  "Failed restores charged (r += 1), summed over the ledger's records.",
+	  offsetof(metrics_state, restore_failures) },
+	{ "restore_budget_failures_total", "counter",
+	  "Failures charged (F += 1), summed over the ledger's records.",
+	  offsetof(metrics_state, failures) },
+	{ "restore_budget_fallbacks_total", "counter",
+	  "Attempts handed an older checkpoint because the newest was marked "
+	  "bad (checkpoint.fallback), summed over the ledger's records.",
+	  offsetof(metrics_state, fallbacks) },
+	{ "restore_budget_fatal_exit_total", "counter",
+	  "Exit codes charged as fatal by exit_rules (the job was exhausted at "
+	  "once), summed over the ledger's records.",
+	  offsetof(metrics_state, fatal_exits) },
+	{ "restore_budget_interruption_cap_refusals_total", "counter",
+	  "Attempts refused (or held) because the job had more interruptions "
+	  "than max_interruptions, summed over the ledger's records.",
+	  offsetof(metrics_state, cap_refusals) },
+	{ "restore_budget_ledger_corrupt_records", "gauge",
+	  "Ledger records that could not be read (corrupt, torn or unknown "
+	  "version); restore-budget list names them.",
+	  offsetof(metrics_state, corrupt) },
+};
+
 static void format_metrics(FILE *f, const char *cluster,
 			   const metrics_state *st)
 {
-	put_metric(f, cluster, "restore_budget_jobs_tracked", "gauge",
-		   "Job records in the restore_budget ledger.", st->tracked);
-	put_metric(f, cluster, "restore_budget_jobs_exhausted", "gauge",
-		   "Jobs whose current attempt was refused because their "
-		   "restore budget is spent.", st->exhausted);
-	put_metric(f, cluster, "restore_budget_interruptions_total", "counter",
-		   "Attempts interrupted by the scheduler (preemption, "
-		   "requeue, node failure), summed over the ledger's records.",
-		   st->interruptions);
-	put_metric(f, cluster, "restore_budget_restore_failures_total",
-		   "counter",
-		   "Failed restores charged (r += 1), summed over the "
-		   "ledger's records.", st->restore_failures);
-	put_metric(f, cluster, "restore_budget_failures_total", "counter",
-		   "Failures charged (F += 1), summed over the ledger's "
-		   "records.", st->failures);
-	put_metric(f, cluster, "restore_budget_fallbacks_total", "counter",
-		   "Attempts handed an older checkpoint because the newest "
-		   "was marked bad (checkpoint.fallback), summed over the "
-		   "ledger's records.", st->fallbacks);
-	put_metric(f, cluster, "restore_budget_fatal_exit_total", "counter",
-		   "Exit codes charged as fatal by exit_rules (the job was "
-		   "exhausted at once), summed over the ledger's records.",
-		   st->fatal_exits);
-	put_metric(f, cluster, "restore_budget_interruption_cap_refusals_total",
-		   "counter",
-		   "Attempts refused (or held) because the job had more "
-		   "interruptions than max_interruptions, summed over the "
-		   "ledger's records.", st->cap_refusals);
-	put_metric(f, cluster, "restore_budget_ledger_corrupt_records",
-		   "gauge",
-		   "Ledger records that could not be read (corrupt, torn or "
-		   "unknown version); restore-budget list names them.",
-		   st->corrupt);
+	for (size_t i = 0; i < sizeof(metric_table) / sizeof(metric_table[0]);
+	     i++) {
+		int64_t value;
+
+		memcpy(&value, (const char *)st + metric_table[i].offset,
+		       sizeof(value));
+		put_metric(f, cluster, metric_table[i].name,
+			   metric_table[i].type, metric_table[i].help, value);
+	}
 }
 
 /* Where write_atomic puts its text first: "<dir>/.<base>.XXXXXX", a name
