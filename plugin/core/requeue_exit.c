@@ -9,7 +9,6 @@ int rb_requeue_exit_of(const rb_config *cfg, const rb_requeue_exit *slurm)
 {
 	if (cfg->requeue_exit > 0)
 		return cfg->requeue_exit;
-	/* 0 is never a requeue code: Slurm requeues only failed jobs */
 	if (slurm && slurm->set && slurm->first > 0)
 		return slurm->first;
 	return 0;

@@ -119,10 +119,12 @@ static bool add_codes(const char *tok, size_t n, rb_requeue_exit *out)
 	if (*end || buf[0] < '0' || buf[0] > '9' || lo < 0 || hi < lo ||
 	    hi > RB_REQUEUE_CODE_MAX)
 		return false;
-	if (out->first < 0)
-		out->first = (int)lo;
-	for (long c = lo; c <= hi; c++)
+	for (long c = lo; c <= hi; c++) {
+		/* 0 is no requeue code to exit with (requeue_exit.h) */
+		if (out->first < 0 && c > 0)
+			out->first = (int)c;
 		out->codes[c / 8] |= (uint8_t)(1u << (c % 8));
+	}
 	return true;
 }
 

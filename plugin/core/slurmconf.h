@@ -39,7 +39,7 @@ int rb_slurmconf_prolog_flags(const char *path, rb_err *err);
 /* RequeueExit of slurm.conf: "N,N-M,..." (slurm.conf(5)). */
 typedef struct {
 	bool set;        /* a RequeueExit line was found */
-	int first;       /* the first code written, or -1 (none) */
+	int first;       /* the first code > 0 written, or -1 (none) */
 	uint8_t codes[(RB_REQUEUE_CODE_MAX + 1) / 8];
 	char text[128];  /* the list as written, for messages */
 } rb_requeue_exit;
