@@ -21,8 +21,9 @@
 #include "slurmconf.h"
 #include "step.h"
 
-/* A directory of one test's files (the config reader refuses files in a
- * directory others can write, like /tmp itself). */
+/* One directory for the group's files (the config reader refuses files in
+ * a directory others can write, like /tmp itself), its two file names, and
+ * the config last read. */
 typedef struct {
 	char dir[64];
 	char path[96];
@@ -30,30 +31,36 @@ typedef struct {
 	rb_err err;
 } files;
 
-static int files_up(void **state)
-{
-	files *f = calloc(1, sizeof(*f));
+static files group;
+static const char *const file_names[] = { "rb.conf", "slurm.conf" };
 
-	if (!f)
-		return -1;
-	strcpy(f->dir, "/tmp/rb_test_requeue.XXXXXX");
-	if (!mkdtemp(f->dir) || chmod(f->dir, 0755) < 0) {
-		free(f);
-		return -1;
-	}
-	*state = f;
-	return 0;
+static int group_up(void **state)
+{
+	(void)state;
+	strcpy(group.dir, "/tmp/rb_test_requeue.XXXXXX");
+	return mkdtemp(group.dir) && chmod(group.dir, 0755) == 0 ? 0 : -1;
 }
 
-static int files_down(void **state)
+static int group_down(void **state)
 {
-	files *f = *state;
-	char cmd[128];
+	char path[128];
 
-	rb_config_free(f->cfg);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-	free(f);
-	return system(cmd) == 0 ? 0 : -1;
+	(void)state;
+	rb_config_free(group.cfg);
+	for (size_t i = 0; i < sizeof(file_names) / sizeof(*file_names); i++) {
+		snprintf(path, sizeof(path), "%s/%s", group.dir, file_names[i]);
+		unlink(path);
+	}
+	return rmdir(group.dir);
+}
+
+/* Each test starts from the group's directory and no config. */
+static int test_up(void **state)
+{
+	rb_config_free(group.cfg);
+	group.cfg = NULL;
+	*state = &group;
+	return 0;
 }
 
 /* Write text to dir/name; its path in f->path. */
@@ -205,40 +212,35 @@ static void test_RequeueExit_is_read_from_the_file(void **state)
 
 /* ---- the code the job is given ----------------------------------------- */
 
+/* The code for config text and slurm.conf text (NULL: unreadable). */
+static int code_of(files *f, const char *conf, const char *slurm_text)
+{
+	rb_requeue_exit r;
+
+	if (slurm_text)
+		rb_slurmconf_parse_requeue_exit(slurm_text, &r);
+	assert_int_equal(config_of(f, conf), 0);
+	return rb_requeue_exit_of(f->cfg, slurm_text ? &r : NULL);
+}
+
 static void test_requeue_exit_defaults_to_first_RequeueExit(void **state)
 {
-	rb_config *cfg = rb_config_defaults();
-	rb_requeue_exit r = requeue_exit_of_text("RequeueExit=75,42\n");
-
-	(void)state;
-	assert_non_null(cfg);
-	assert_int_equal(rb_requeue_exit_of(cfg, &r), 75);
-	rb_config_free(cfg);
+	assert_int_equal(code_of(*state, "max_failures = 2;\n",
+				 "RequeueExit=75,42\n"), 75);
 }
 
 static void test_requeue_exit_config_wins_over_RequeueExit(void **state)
 {
-	rb_config *cfg = rb_config_defaults();
-	rb_requeue_exit r = requeue_exit_of_text("RequeueExit=75,42\n");
-
-	(void)state;
-	assert_non_null(cfg);
-	cfg->requeue_exit = 42;
-	assert_int_equal(rb_requeue_exit_of(cfg, &r), 42);
-	assert_int_equal(rb_requeue_exit_of(cfg, NULL), 42);
-	rb_config_free(cfg);
+	assert_int_equal(code_of(*state, "requeue_exit = 42;\n",
+				 "RequeueExit=75,42\n"), 42);
+	assert_int_equal(code_of(*state, "requeue_exit = 42;\n", NULL), 42);
 }
 
 static void test_requeue_exit_unknown_without_key_or_RequeueExit(void **state)
 {
-	rb_config *cfg = rb_config_defaults();
-	rb_requeue_exit none = requeue_exit_of_text("ClusterName=c\n");
-
-	(void)state;
-	assert_non_null(cfg);
-	assert_int_equal(rb_requeue_exit_of(cfg, NULL), 0);
-	assert_int_equal(rb_requeue_exit_of(cfg, &none), 0);
-	rb_config_free(cfg);
+	assert_int_equal(code_of(*state, "max_failures = 2;\n", NULL), 0);
+	assert_int_equal(code_of(*state, "max_failures = 2;\n",
+				 "ClusterName=c\nRequeueExitHold=43\n"), 0);
 }
 
 static void test_requeue_exit_exported(void **state)
@@ -273,15 +275,27 @@ static void test_requeue_exit_not_exported_when_unknown(void **state)
 
 /* ---- check-config's warning -------------------------------------------- */
 
+/* The warning for config text against slurm.conf text (NULL: unreadable)
+ * at slurm_path: its return, the line in buf. */
+static int warning_of(files *f, const char *conf, const char *slurm_text,
+		      const char *slurm_path, char *buf, size_t len)
+{
+	rb_requeue_exit r;
+
+	if (slurm_text)
+		rb_slurmconf_parse_requeue_exit(slurm_text, &r);
+	assert_int_equal(config_of(f, conf), 0);
+	return rb_requeue_exit_warning(f->cfg, slurm_text ? &r : NULL,
+				       slurm_path, buf, len);
+}
+
 static void test_check_config_warns_when_requeue_exit_not_in_RequeueExit(void **state)
 {
 	files *f = *state;
-	rb_requeue_exit r = requeue_exit_of_text("RequeueExit=42,3\n");
 	char buf[1024];
 
-	assert_int_equal(config_of(f, "requeue_exit = 7;\n"), 0);
-	assert_int_equal(rb_requeue_exit_warning(f->cfg, &r, "/etc/slurm/slurm.conf",
-						 buf, sizeof(buf)), 1);
+	assert_int_equal(warning_of(f, "requeue_exit = 7;\n", "RequeueExit=42,3\n",
+				    "/etc/slurm/slurm.conf", buf, sizeof(buf)), 1);
 	assert_non_null(strstr(buf, "requeue_exit = 7"));
 	assert_non_null(strstr(buf, f->path));
 	assert_non_null(strstr(buf, "RequeueExit=42,3 of /etc/slurm/slurm.conf"));
@@ -291,56 +305,55 @@ static void test_check_config_warns_when_requeue_exit_not_in_RequeueExit(void **
 
 static void test_check_config_warns_when_slurm_conf_has_no_RequeueExit(void **state)
 {
-	files *f = *state;
-	rb_requeue_exit none = requeue_exit_of_text("ClusterName=c\n");
 	char buf[1024];
 
-	assert_int_equal(config_of(f, "requeue_exit = 42;\n"), 0);
-	assert_int_equal(rb_requeue_exit_warning(f->cfg, &none, "/s/slurm.conf",
-						 buf, sizeof(buf)), 1);
+	assert_int_equal(warning_of(*state, "requeue_exit = 42;\n",
+				    "ClusterName=c\n", "/s/slurm.conf", buf,
+				    sizeof(buf)), 1);
 	assert_non_null(strstr(buf, "/s/slurm.conf sets no RequeueExit"));
 	assert_non_null(strstr(buf, "add RequeueExit=42 to /s/slurm.conf"));
 }
 
 static void test_check_config_silent_when_requeue_exit_in_RequeueExit(void **state)
 {
-	files *f = *state;
-	rb_requeue_exit r = requeue_exit_of_text("RequeueExit=3,40-45\n");
+	static const struct {
+		const char *conf, *slurm;
+	} quiet[] = {
+		{ "requeue_exit = 42;\n", "RequeueExit=3,40-45\n" },
+		/* unreadable slurm.conf: nothing to compare with */
+		{ "requeue_exit = 42;\n", NULL },
+		/* the key unset: the default is RequeueExit's own code */
+		{ "max_failures = 2;\n", "RequeueExit=3\n" },
+	};
 	char buf[1024];
 
-	assert_int_equal(config_of(f, "requeue_exit = 42;\n"), 0);
-	assert_int_equal(rb_requeue_exit_warning(f->cfg, &r, "/s", buf,
-						 sizeof(buf)), 0);
-	assert_string_equal(buf, "");
-	/* unreadable slurm.conf: nothing to compare with */
-	assert_int_equal(rb_requeue_exit_warning(f->cfg, NULL, "/s", buf,
-						 sizeof(buf)), 0);
-	/* the key unset: the default is RequeueExit's own code */
-	f->cfg->requeue_exit = 0;
-	assert_int_equal(rb_requeue_exit_warning(f->cfg, &r, "/s", buf,
-						 sizeof(buf)), 0);
+	for (size_t i = 0; i < sizeof(quiet) / sizeof(*quiet); i++) {
+		assert_int_equal(warning_of(*state, quiet[i].conf, quiet[i].slurm,
+					    "/s", buf, sizeof(buf)), 0);
+		assert_string_equal(buf, "");
+	}
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_requeue_exit_is_read_from_the_config, files_up, files_down),
-		cmocka_unit_test_setup_teardown(test_requeue_exit_unset_by_default, files_up, files_down),
-		cmocka_unit_test_setup_teardown(test_requeue_exit_out_of_range_names_file_line_value_limit, files_up, files_down),
-		cmocka_unit_test_setup_teardown(test_requeue_exit_must_be_an_integer, files_up, files_down),
-		cmocka_unit_test(test_RequeueExit_lists_and_ranges_are_parsed),
-		cmocka_unit_test(test_RequeueExitHold_is_not_RequeueExit),
-		cmocka_unit_test(test_RequeueExit_last_line_wins_and_junk_is_skipped),
-		cmocka_unit_test_setup_teardown(test_RequeueExit_is_read_from_the_file, files_up, files_down),
-		cmocka_unit_test(test_requeue_exit_defaults_to_first_RequeueExit),
-		cmocka_unit_test(test_requeue_exit_config_wins_over_RequeueExit),
-		cmocka_unit_test(test_requeue_exit_unknown_without_key_or_RequeueExit),
-		cmocka_unit_test(test_requeue_exit_exported),
-		cmocka_unit_test(test_requeue_exit_not_exported_when_unknown),
-		cmocka_unit_test_setup_teardown(test_check_config_warns_when_requeue_exit_not_in_RequeueExit, files_up, files_down),
-		cmocka_unit_test_setup_teardown(test_check_config_warns_when_slurm_conf_has_no_RequeueExit, files_up, files_down),
-		cmocka_unit_test_setup_teardown(test_check_config_silent_when_requeue_exit_in_RequeueExit, files_up, files_down),
+		cmocka_unit_test_setup(test_requeue_exit_is_read_from_the_config, test_up),
+		cmocka_unit_test_setup(test_requeue_exit_unset_by_default, test_up),
+		cmocka_unit_test_setup(test_requeue_exit_out_of_range_names_file_line_value_limit, test_up),
+		cmocka_unit_test_setup(test_requeue_exit_must_be_an_integer, test_up),
+		cmocka_unit_test_setup(test_RequeueExit_lists_and_ranges_are_parsed, test_up),
+		cmocka_unit_test_setup(test_RequeueExitHold_is_not_RequeueExit, test_up),
+		cmocka_unit_test_setup(test_RequeueExit_last_line_wins_and_junk_is_skipped, test_up),
+		cmocka_unit_test_setup(test_RequeueExit_is_read_from_the_file, test_up),
+		cmocka_unit_test_setup(test_requeue_exit_defaults_to_first_RequeueExit, test_up),
+		cmocka_unit_test_setup(test_requeue_exit_config_wins_over_RequeueExit, test_up),
+		cmocka_unit_test_setup(test_requeue_exit_unknown_without_key_or_RequeueExit, test_up),
+		cmocka_unit_test_setup(test_requeue_exit_exported, test_up),
+		cmocka_unit_test_setup(test_requeue_exit_not_exported_when_unknown, test_up),
+		cmocka_unit_test_setup(test_check_config_warns_when_requeue_exit_not_in_RequeueExit, test_up),
+		cmocka_unit_test_setup(test_check_config_warns_when_slurm_conf_has_no_RequeueExit, test_up),
+		cmocka_unit_test_setup(test_check_config_silent_when_requeue_exit_in_RequeueExit, test_up),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, group_up, group_down);
 }
