@@ -14,7 +14,7 @@
 #include "engine.h"
 #include "record.h"
 
-#define RB_STEP_VAR_COUNT 14
+#define RB_STEP_VAR_COUNT 15
 /* RESTORE_BUDGET_REQUEUE_EXIT's slot (docs/rule.md, "The requeue code") */
 #define RB_STEP_VAR_REQUEUE_EXIT 13
 
