@@ -42,8 +42,12 @@ restore_timeout = 0;
 requeue_exit = 75;
 accounts = { ml = { max_failures = 4; }; };'
 rb_workdir requeue >/dev/null; wr=$RB_WORKDIR
-jr=$(TRIAL_STEPS=1 submit_as_user -p low -A ml "$RB_ROOT/contrib/jobs/trial.sh") || fail "sbatch (requeue_exit = 75)"
+jr=$(TRIAL_STEPS=1 submit_as_user -p low -A ml --checkpoint-dir=ck "$RB_ROOT/contrib/jobs/trial.sh") || fail "sbatch (requeue_exit = 75)"
 check "job with requeue_exit = 75 completes" wait_state "$jr" COMPLETED 60
+expect "--checkpoint-dir=ck: the job sees it made absolute" \
+    "$(out_var "$wr/trial-$jr.out" 0 RESTORE_BUDGET_CHECKPOINT_DIR)" "$wr/ck"
+expect "no --checkpoint-dir: no RESTORE_BUDGET_CHECKPOINT_DIR" \
+    "$(out_var "$wn/trial-$jn.out" 0 RESTORE_BUDGET_CHECKPOINT_DIR)" ""
 expect "requeue_exit = 75: the job sees 75" \
     "$(out_var "$wr/trial-$jr.out" 0 RESTORE_BUDGET_REQUEUE_EXIT)" 75
 cc_err=$(SLURM_CONF=$RB_CLUSTER_DIR/slurm.conf "$RB_ROOT/build/restore-budget" \
