@@ -15,7 +15,8 @@ BUILD   := build
 
 PKGS_BUILD := libslurm-dev libconfig-dev libcmocka-dev libjson-c-dev pkg-config
 PKGS_TEST  := slurmctld slurmd slurm-client munge clang libclang-rt-14-dev \
-              valgrind cppcheck clang-tidy python3 iproute2 dpkg-dev strace
+              valgrind cppcheck clang-tidy python3 iproute2 dpkg-dev strace \
+              python3-torch
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wmissing-prototypes \
            -Wstrict-prototypes
@@ -111,7 +112,7 @@ cli-test: all
 # that mk/*.mk fragments add (fuzz smoke, reliability, ...).
 TEST_EXTRA :=
 
-demo: deps all
+demo: deps-demo all
 	contrib/cluster/demo.sh
 
 deps:
