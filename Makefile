@@ -4,7 +4,7 @@
 #   make check      unit tests (cmocka), plain and under ASan+UBSan
 #   make test       everything CI runs: check + integration on a private cluster
 #   make demo       the main job: a private cluster, a trial preempted and
-#                   restored, a corrupt checkpoint run to exhaustion
+#                   restored, the rescue of a corrupt checkpoint, a run to exhaustion
 #   make deps       install the Debian packages needed to build and test (root)
 #
 # Our flags first; the packager's CFLAGS/CPPFLAGS/LDFLAGS are appended.

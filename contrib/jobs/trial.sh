@@ -68,11 +68,11 @@ if [[ -n $ckpt ]]; then
     log "restoring from $ckpt"
     if [[ ${TRIAL_FAIL_RESTORE:-0} == 1 ]]; then
         log "TRIAL_FAIL_RESTORE=1: pretending the checkpoint is corrupt"
-        exit $RESTORE_FAILED_EXIT
+        exit "$RESTORE_FAILED_EXIT"
     fi
     if ! read -r step <"$ckpt" || [[ ! $step =~ ^[0-9]+$ ]]; then
         log "cannot read a step number from $ckpt: restore failed"
-        exit $RESTORE_FAILED_EXIT
+        exit "$RESTORE_FAILED_EXIT"
     fi
     log "restored step $step"
     # Confirm the restore to restore_budget.

@@ -69,5 +69,10 @@ tt_steps_run() {
 # tt_ckpt_before DIR NAME - the checkpoint written before NAME (the second
 # newest by mtime once NAME is the newest).
 tt_ckpt_before() {
-    (cd "$1" && ls -t -- checkpoint-* 2>/dev/null | grep -vxF -- "$2" | head -n 1)
+    local f best=
+    for f in "$1"/checkpoint-*; do
+        [[ -f $f && ${f##*/} != "$2" ]] || continue
+        [[ -z $best || $f -nt $best ]] && best=$f
+    done
+    printf '%s\n' "${best##*/}"
 }
