@@ -74,6 +74,19 @@ void rb_step_env_of(const rb_record *rec, int64_t attempt, rb_phase phase,
 		  l->max_interruptions < 0 ? -1 :
 					     (int64_t)l->max_interruptions +
 						     b->granted);
+	/* the config's and slurm.conf's, not the record's: set by
+	 * rb_step_env_set_requeue_exit */
+	set_str(&v[RB_STEP_VAR_REQUEUE_EXIT], "RESTORE_BUDGET_REQUEUE_EXIT",
+		false, "");
+	v[RB_STEP_VAR_REQUEUE_EXIT].set = false;
+}
+
+void rb_step_env_set_requeue_exit(rb_step_env *env, int code)
+{
+	rb_step_var *v = &env->var[RB_STEP_VAR_REQUEUE_EXIT];
+
+	v->set = code > 0;
+	snprintf(v->value, sizeof(v->value), "%d", code > 0 ? code : 0);
 }
 
 /* The refusal of a budget spent by a fatal exit code or the interruption
