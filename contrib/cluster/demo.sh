@@ -75,7 +75,7 @@ if [[ ${DEMO_TRIAL:-shell} == torch ]]; then
     /usr/bin/python3 -c 'import torch' 2>/dev/null ||
         { echo "demo: /usr/bin/python3 cannot import torch: make demo-torch installs python3-torch"; exit 1; }
     TRIAL=$ROOT/contrib/jobs/torch_trial.py FIRST=checkpoint-100
-    export TRIAL_STEPS=200 TRIAL_CKPT_EVERY=50 TRIAL_STEP_SLEEP=0.03 TRIAL_REQUEUE_EXIT=42 \
+    export TRIAL_STEPS=200 TRIAL_CKPT_EVERY=50 TRIAL_STEP_SLEEP=0.03 \
         TRIAL_PYTHONPATH=$ROOT/contrib/python
 else
     TRIAL=$ROOT/contrib/jobs/trial.sh FIRST=checkpoint-3
@@ -95,6 +95,19 @@ corrupt() {
     else printf 'garbage\n' >"$1"; fi
 }
 
+# losses OUTFILE - the torch trial: its final loss next to the uninterrupted
+# run's ($REF), the proof that the resume continued the same training.
+REF=
+losses() {
+    [[ -n $REF ]] || return 0
+    echo "    final loss $(sed -n 's/^trial\[[0-9.]*\]: final loss //p' "$1" | tail -n 1); uninterrupted run: $REF"
+}
+if [[ $TRIAL == *.py ]]; then
+    rb_workdir reference >/dev/null
+    REF=$(TRIAL_STEP_SLEEP=0 as_user /usr/bin/python3 "$TRIAL" 2>&1 | sed -n 's/^trial\[nojob\.0\]: final loss //p')
+    say "0. the torch trial once without Slurm, uninterrupted: final loss ${REF:-?}"
+fi
+
 # ---------------------------------------------------------------------------
 if [[ $PARTS == *" 1 "* ]]; then
 say "1. a trial is preempted and restores from its newest checkpoint"
@@ -111,6 +124,7 @@ wait_state "$j1" COMPLETED 90 || exit 1
 echo "    job $j1 COMPLETED in $(rb_since "$t0")s; what its attempts saw:"
 seen "$RB_WORKDIR/out.txt"
 echo "    budget:"; budget "$j1"
+losses "$RB_WORKDIR/out.txt"
 fi
 
 # ---------------------------------------------------------------------------
@@ -132,6 +146,8 @@ wait_state "$j2" 'COMPLETED|FAILED' 120 || exit 1
 echo "    job $j2 $(job_field "$j2" JobState) in $(rb_since "$t0")s after $(job_field "$j2" Restarts) requeues; what its attempts saw:"
 seen "$RB_WORKDIR/out.txt"
 echo "    budget:"; budget "$j2"
+losses "$RB_WORKDIR/out.txt"
+[[ $(job_field "$j2" JobState) == COMPLETED ]] || { echo "demo: job $j2 was not rescued"; exit 1; }
 fi
 
 # ---------------------------------------------------------------------------

@@ -36,8 +36,6 @@
 #   TRIAL_SEED=1234         the seed of the data, the model and the RNGs
 #   TRIAL_PYTHONPATH=DIR    where the restore_budget module is, if it is not
 #                           installed (e.g. <checkout>/contrib/python)
-#   TRIAL_REQUEUE_EXIT=N    the RequeueExit code to use when the plugin does
-#                           not export RESTORE_BUDGET_REQUEUE_EXIT
 import os
 import random
 import signal
@@ -158,8 +156,6 @@ def main():
            os.environ.get("SLURM_RESTART_COUNT", "<unset>"), torch.__version__))
     for k in sorted(k for k in os.environ if k.startswith("RESTORE_BUDGET_")):
         print("trial:   %s=%s" % (k, os.environ[k]))
-    if not os.environ.get("RESTORE_BUDGET_REQUEUE_EXIT") and os.environ.get("TRIAL_REQUEUE_EXIT"):
-        os.environ["RESTORE_BUDGET_REQUEUE_EXIT"] = os.environ["TRIAL_REQUEUE_EXIT"]
     signal.signal(signal.SIGTERM, on_sigterm)
     torch.set_num_threads(1)
     x, y = make_data()

@@ -39,13 +39,10 @@ tt_require() {
 }
 
 # tt_submit ARGS... - the torch trial as $RB_USER from $RB_WORKDIR with its
-# checkpoints in ckpt/; prints the job id.  TRIAL_REQUEUE_EXIT: the cluster's
-# RequeueExit (contrib/cluster/cluster.sh), used only when the plugin does
-# not export RESTORE_BUDGET_REQUEUE_EXIT.
+# checkpoints in ckpt/; prints the job id.
 tt_submit() {
     TRIAL_STEPS=$TT_STEPS TRIAL_CKPT_EVERY=$TT_EVERY TRIAL_STEP_SLEEP=$TT_SLEEP \
-        TRIAL_PYTHONPATH=$TT_PYTHONPATH TRIAL_REQUEUE_EXIT=42 \
-        submit_as_user -p low --checkpoint-dir=ckpt "$@" "$TT_JOB"
+        TRIAL_PYTHONPATH=$TT_PYTHONPATH submit_as_user -p low --checkpoint-dir=ckpt "$@" "$TT_JOB"
 }
 
 # tt_local OUT - an uninterrupted run without Slurm, as $RB_USER in

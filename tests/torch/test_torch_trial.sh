@@ -79,6 +79,7 @@ expect "c: JobState" "$(job_field "$j" JobState)" COMPLETED
 expect "c: Restarts (attempts 0..3)" "$(job_field "$j" Restarts)" 3
 check_attempts_recorded "$j" 3
 for n in 1 2; do
+    expect "c: attempt $n told the requeue code" "$(out_var "$out" "$n" RESTORE_BUDGET_REQUEUE_EXIT)" 42
     expect "c: attempt $n handed the corrupt newest" "$(out_var "$out" "$n" RESTORE_BUDGET_CHECKPOINT)" "$ck/$bad"
     check "c: attempt $n: torch.load failed" grep -q "^trial\[$j\.$n\]: torch.load failed: " "$out"
     expect "c: event end $n: failed with RequeueExit" "$(ev_get "$j" end "$n" end)" failed:42
