@@ -4,7 +4,7 @@
 #   make check      unit tests (cmocka), plain and under ASan+UBSan
 #   make test       everything CI runs: check + integration on a private cluster
 #   make demo       the main job: a private cluster, a trial preempted and
-#                   restored, a corrupt checkpoint run to exhaustion
+#                   restored, the rescue of a corrupt checkpoint, a run to exhaustion
 #   make deps       install the Debian packages needed to build and test (root)
 #
 # Our flags first; the packager's CFLAGS/CPPFLAGS/LDFLAGS are appended.
@@ -15,7 +15,8 @@ BUILD   := build
 
 PKGS_BUILD := libslurm-dev libconfig-dev libcmocka-dev libjson-c-dev pkg-config
 PKGS_TEST  := slurmctld slurmd slurm-client munge clang libclang-rt-14-dev \
-              valgrind cppcheck clang-tidy python3 iproute2 dpkg-dev strace
+              valgrind cppcheck clang-tidy python3 iproute2 dpkg-dev strace \
+              python3-torch
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wmissing-prototypes \
            -Wstrict-prototypes
@@ -111,7 +112,7 @@ cli-test: all
 # that mk/*.mk fragments add (fuzz smoke, reliability, ...).
 TEST_EXTRA :=
 
-demo: deps all
+demo: deps-demo all
 	contrib/cluster/demo.sh
 
 deps:

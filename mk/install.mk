@@ -10,6 +10,9 @@
 #   $(slurmconfdir)/restore_budget.conf.example
 #   $(slurmconfdir)/plugstack.conf.d/restore_budget.conf   (commented out)
 #   $(docdir)/README.md, restore-budget-cli.md
+#   $(pythondir)/restore_budget/__init__.py    /usr/lib/python3/dist-packages/
+#                                             (the job-side module; Debian's
+#                                             python3 looks there)
 #
 # The admin's /etc/slurm/restore_budget.conf is never written: the config
 # is installed as .example. The plugstack.conf.d fragment is installed with
@@ -33,6 +36,7 @@ man1dir      ?= $(mandir)/man1
 man8dir      ?= $(mandir)/man8
 docdir       ?= $(datarootdir)/doc/restore-budget
 slurmconfdir ?= /etc/slurm
+pythondir    ?= $(prefix)/lib/python3/dist-packages
 INSTALL      ?= install
 
 MAN_PAGES  := contrib/man/restore_budget.8 contrib/man/restore-budget.1
@@ -58,7 +62,8 @@ install-files: $(BUILD)/plugstack.conf.d/restore_budget.conf
 	@test -f $(PLUGIN) -a -f $(CLI) || { echo "install: run 'make' first" >&2; exit 1; }
 	$(INSTALL) -d $(DESTDIR)$(plugindir) $(DESTDIR)$(bindir) \
 		$(DESTDIR)$(man1dir) $(DESTDIR)$(man8dir) $(DESTDIR)$(docdir) \
-		$(DESTDIR)$(slurmconfdir)/plugstack.conf.d
+		$(DESTDIR)$(slurmconfdir)/plugstack.conf.d \
+		$(DESTDIR)$(pythondir)/restore_budget
 	$(INSTALL) -m 644 $(PLUGIN) $(DESTDIR)$(plugindir)/restore_budget.so
 	$(INSTALL) -m 755 $(CLI) $(DESTDIR)$(bindir)/restore-budget
 	$(INSTALL) -m 644 contrib/man/restore_budget.8 $(DESTDIR)$(man8dir)/restore_budget.8
@@ -67,6 +72,8 @@ install-files: $(BUILD)/plugstack.conf.d/restore_budget.conf
 	$(INSTALL) -m 644 contrib/cli/README.md $(DESTDIR)$(docdir)/restore-budget-cli.md
 	$(INSTALL) -m 644 config/restore_budget.conf \
 		$(DESTDIR)$(slurmconfdir)/restore_budget.conf.example
+	$(INSTALL) -m 644 contrib/python/restore_budget/__init__.py \
+		$(DESTDIR)$(pythondir)/restore_budget/__init__.py
 	@f=$(DESTDIR)$(slurmconfdir)/plugstack.conf.d/restore_budget.conf; \
 	if [ -e "$$f" ] && [ "$(FORCE_CONF)" != 1 ] && \
 	   ! cmp -s $(BUILD)/plugstack.conf.d/restore_budget.conf "$$f"; then \
@@ -85,8 +92,10 @@ uninstall:
 	      $(DESTDIR)$(man1dir)/restore-budget.1 \
 	      $(DESTDIR)$(docdir)/README.md \
 	      $(DESTDIR)$(docdir)/restore-budget-cli.md \
-	      $(DESTDIR)$(slurmconfdir)/restore_budget.conf.example
-	-rmdir $(DESTDIR)$(docdir) 2>/dev/null
+	      $(DESTDIR)$(slurmconfdir)/restore_budget.conf.example \
+	      $(DESTDIR)$(pythondir)/restore_budget/__init__.py
+	rm -rf $(DESTDIR)$(pythondir)/restore_budget/__pycache__
+	-rmdir $(DESTDIR)$(docdir) $(DESTDIR)$(pythondir)/restore_budget 2>/dev/null
 	@f=$(DESTDIR)$(slurmconfdir)/plugstack.conf.d/restore_budget.conf; \
 	if [ -e "$$f" ] && grep -q '^[[:space:]]*[^#[:space:]]' "$$f"; then \
 		echo "uninstall: kept $$f: it is enabled; comment it out or remove it, then restart slurmd"; \

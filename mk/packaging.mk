@@ -45,7 +45,8 @@ define DEB_DESCRIPTION
  failed restores count as one failure, the job fails for good after
  max_failures failures, and the checkpoint is never dropped. Includes the
  restore-budget command (show, explain, list, check-config, grant, gc,
- metrics). The plugstack.conf.d line is installed commented out: see
+ metrics) and the job-side Python module restore_budget (standard library
+ only). The plugstack.conf.d line is installed commented out: see
  restore_budget(8) to enable it on every node.
 endef
 export DEB_DESCRIPTION
@@ -55,7 +56,8 @@ deb: $(DEB_FILE)
 # (`all` is phony: the .deb is rebuilt on every `make deb`.)
 $(DEB_FILE): all contrib/man/restore_budget.8 contrib/man/restore-budget.1 \
 		config/plugstack.conf.d/restore_budget.conf config/restore_budget.conf \
-		contrib/packaging/copyright mk/packaging.mk mk/install.mk
+		contrib/packaging/copyright mk/packaging.mk mk/install.mk \
+		contrib/python/restore_budget/__init__.py
 	@test -n "$(VERSION)" || { echo "deb: no VERSION (RB_CLI_VERSION in contrib/cli/cli.h)" >&2; exit 1; }
 	rm -rf $(DEB_DIR)
 	$(MAKE) --no-print-directory install-files DESTDIR=$(CURDIR)/$(DEB_ROOT) \
@@ -80,13 +82,19 @@ $(DEB_FILE): all contrib/man/restore_budget.8 contrib/man/restore-budget.1 \
 	  echo "Maintainer: $(DEB_MAINTAINER)"; \
 	  echo "Installed-Size: $$(du -sk --exclude=DEBIAN $(DEB_ROOT) | cut -f1)"; \
 	  echo "Depends: $$(cat $(DEB_DIR)/shlibs.depends), $(DEB_SLURM_DEPENDS)"; \
+	  echo "Suggests: python3"; \
 	  echo "Section: admin"; \
 	  echo "Priority: optional"; \
 	  echo "Description:$$DEB_DESCRIPTION"; \
 	} >$(DEB_ROOT)/DEBIAN/control
 	cd $(DEB_ROOT) && find etc -type f -printf '/%p\n' | sort >DEBIAN/conffiles
 	cd $(DEB_ROOT) && find usr -type f -print0 | sort -z | xargs -0 md5sum >DEBIAN/md5sums
+	printf '%s\n' '#!/bin/sh' 'set -e' \
+		'# bytecode python3 wrote next to the module (an import as root)' \
+		'rm -rf $(pythondir_deb)/restore_budget/__pycache__' \
+		>$(DEB_ROOT)/DEBIAN/prerm
 	chmod 644 $(DEB_ROOT)/DEBIAN/*
+	chmod 755 $(DEB_ROOT)/DEBIAN/prerm
 	find $(DEB_ROOT) -type d -exec chmod 755 {} +
 	dpkg-deb --root-owner-group -Zxz --build $(DEB_ROOT) $@.tmp >/dev/null
 	mv -f $@.tmp $@
@@ -95,6 +103,9 @@ $(DEB_FILE): all contrib/man/restore_budget.8 contrib/man/restore-budget.1 \
 
 # The plugin directory inside the package (prefix=/usr, this MULTIARCH).
 plugindir_deb = /usr/lib$(if $(MULTIARCH),/$(MULTIARCH))/slurm-wlm
+
+# Where Debian's python3 finds the module in the package (prefix=/usr).
+pythondir_deb = /usr/lib/python3/dist-packages
 
 # The .deb's path, for scripts: make -s deb-name
 deb-name:

@@ -221,4 +221,18 @@ int cli_remove_legacy_acks(const cli_ctx *ctx, bool dry_run);
 /* Prometheus text format on stdout, or atomically into output (cli_metrics.c). */
 int cli_cmd_metrics(cli_ctx *ctx, const char *output);
 
+/* --- requeue_exit (cli_requeue.c) ------------------------------------------- */
+
+/* The requeue code check-config shows, and its warning. */
+typedef struct {
+	int code;            /* 0: none known (the job is not told one) */
+	char value[RB_PATH_MAX + 256]; /* the summary's words for it */
+	char warning[2 * RB_PATH_MAX + 512]; /* "" or the warning line */
+} cli_requeue;
+
+/* cfg's requeue_exit against $SLURM_CONF (or /etc/slurm/slurm.conf). */
+void cli_requeue_check(const rb_config *cfg, cli_requeue *out);
+/* "requeue_exit" and "warnings" in check-config's JSON, where known. */
+void cli_requeue_json(json_object *o, const cli_requeue *r);
+
 #endif

@@ -132,7 +132,14 @@ static void print_named(const char *what, const rb_named_overrides *arr,
 	}
 }
 
-static void print_text(const rb_config *c)
+/* The requeue code where one is known (cli_requeue.c). */
+static void print_requeue_exit(const cli_requeue *r)
+{
+	if (r->code > 0)
+		line("requeue_exit", r->value);
+}
+
+static void print_text(const rb_config *c, const cli_requeue *r)
 {
 	char buf[RB_PATH_MAX * 3 + 64], m[24];
 	int64_t attempts;
@@ -168,6 +175,7 @@ static void print_text(const rb_config *c)
 	line("checkpoint", buf);
 	print_interruptions(c);
 	print_rules("exit_rules", &c->exit_rules);
+	print_requeue_exit(r);
 	print_named("partition", c->partitions, c->n_partitions);
 	print_named("account", c->accounts, c->n_accounts);
 	/* The design's headline number, for the defaults (section 3). */
@@ -257,7 +265,7 @@ static json_object *named_json(const rb_named_overrides *arr, size_t n)
 	return j;
 }
 
-static json_object *config_json(const rb_config *c)
+static json_object *config_json(const rb_config *c, const cli_requeue *r)
 {
 	json_object *o = json_object_new_object();
 	json_object *caps = json_object_new_object();
@@ -292,6 +300,7 @@ static json_object *config_json(const rb_config *c)
 			       json_object_new_boolean(c->caps.allow_unlimited));
 	add_interruptions_json(o, caps, c);
 	add_rules_json(o, &c->exit_rules);
+	cli_requeue_json(o, r);
 	json_object_object_add(o, "limits", caps);
 	json_object_object_add(ck, "pattern",
 			       cli_json_string(c->checkpoint_pattern));
@@ -307,6 +316,7 @@ static json_object *config_json(const rb_config *c)
 
 int cli_cmd_check_config(cli_ctx *ctx, const char *file)
 {
+	static cli_requeue requeue;
 	rb_config *cfg = NULL;
 	rb_err err;
 	int rc;
@@ -338,10 +348,14 @@ int cli_cmd_check_config(cli_ctx *ctx, const char *file)
 		}
 		return CLI_EDATA;
 	}
+	cli_requeue_check(cfg, &requeue);
+	if (requeue.warning[0])
+		cli_error("%s", requeue.warning);
 	if (ctx->json) {
-		rc = cli_json_print(config_json(cfg)) < 0 ? CLI_EDATA : CLI_OK;
+		rc = cli_json_print(config_json(cfg, &requeue)) < 0 ? CLI_EDATA :
+								      CLI_OK;
 	} else {
-		print_text(cfg);
+		print_text(cfg, &requeue);
 		rc = fflush(stdout) == 0 ? CLI_OK : CLI_EDATA;
 	}
 	rb_config_free(cfg);

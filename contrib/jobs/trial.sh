@@ -30,8 +30,9 @@
 #      "latest" at the newest one atomically too.  restore_budget never writes,
 #      renames or deletes anything in the checkpoint directory.
 #   2. If RESTORE_BUDGET_CHECKPOINT is set, restore from it; if that fails,
-#      exit with the cluster's RequeueExit code (42 here) so Slurm requeues it
-#      and the plugin charges a failed restore.
+#      exit with the cluster's RequeueExit code (RESTORE_BUDGET_REQUEUE_EXIT
+#      when the plugin exports it, else 42) so Slurm requeues it and the
+#      plugin charges a failed restore.
 #   3. After a successful restore, touch "$RESTORE_BUDGET_ACK_FILE".
 #
 # Knobs for tests (environment, passed with sbatch --export=ALL,...):
@@ -47,7 +48,7 @@ set -u
 STEPS=${TRIAL_STEPS:-10}
 CKPT_EVERY=${TRIAL_CKPT_EVERY:-2}
 DIR=${TRIAL_DIR:-$PWD/ckpt}
-RESTORE_FAILED_EXIT=42      # must match RequeueExit in slurm.conf
+RESTORE_FAILED_EXIT=${RESTORE_BUDGET_REQUEUE_EXIT:-42}   # RequeueExit in slurm.conf
 
 log() { printf 'trial[%s.%s]: %s\n' "${SLURM_JOB_ID:-nojob}" "${SLURM_RESTART_COUNT:-0}" "$*"; }
 
@@ -67,11 +68,11 @@ if [[ -n $ckpt ]]; then
     log "restoring from $ckpt"
     if [[ ${TRIAL_FAIL_RESTORE:-0} == 1 ]]; then
         log "TRIAL_FAIL_RESTORE=1: pretending the checkpoint is corrupt"
-        exit $RESTORE_FAILED_EXIT
+        exit "$RESTORE_FAILED_EXIT"
     fi
     if ! read -r step <"$ckpt" || [[ ! $step =~ ^[0-9]+$ ]]; then
         log "cannot read a step number from $ckpt: restore failed"
-        exit $RESTORE_FAILED_EXIT
+        exit "$RESTORE_FAILED_EXIT"
     fi
     log "restored step $step"
     # Confirm the restore to restore_budget.

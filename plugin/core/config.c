@@ -37,7 +37,7 @@ static const char *const top_keys[] = {
 	"state_dir", "max_failures", "restore_retry_num", "restore_timeout",
 	"restore_accounting", "count_preemptions", "track", "on_error",
 	"on_exhausted", "limits", "checkpoint", "partitions", "accounts",
-	"max_interruptions", "exit_rules", NULL,
+	"max_interruptions", "exit_rules", "requeue_exit", NULL,
 };
 static const char *const limits_keys[] = {
 	"max_failures", "restore_retry_num", "allow_unlimited",
@@ -412,6 +412,9 @@ static int load_root(load_ctx *ctx, const cnode *root,
 		return -1;
 	if ((s = cf_member(top_keys, m, "exit_rules")) &&
 	    cf_load_exit_rules(ctx, s, &cfg->exit_rules) < 0)
+		return -1;
+	if ((s = cf_member(top_keys, m, "requeue_exit")) &&
+	    cf_load_requeue_exit(ctx, s, cfg) < 0)
 		return -1;
 	if ((s = cf_member(top_keys, m, "partitions")) &&
 	    load_named(ctx, s, cfg, false, &cfg->partitions,

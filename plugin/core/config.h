@@ -73,6 +73,8 @@ typedef struct {
 	bool count_preemptions;
 	int max_interruptions;    /* default; RB_UNLIMITED */
 	rb_exit_rules exit_rules; /* the default list */
+	int requeue_exit;         /* 1..255; 0: not set (docs/rule.md,
+				   * "The requeue code") */
 	rb_track track;
 	rb_on_error on_error;
 	rb_on_exhausted on_exhausted;

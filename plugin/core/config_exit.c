@@ -9,6 +9,9 @@
  * group (a list that replaces the default). Checked like every other key:
  * an unknown action, a code outside 0..255 or an empty codes array is an
  * error "file:line: message".
+ *
+ * Also requeue_exit = N, the exit code that makes Slurm requeue the job
+ * (one of slurm.conf's RequeueExit; docs/rule.md, "The requeue code").
  */
 #include "config_int.h"
 
@@ -120,6 +123,20 @@ fail:
 	out->rules = NULL;
 	out->n = 0;
 	return -1;
+}
+
+/* (config_int.h) The code a job exits with when its restore fails
+ * (docs/rule.md, "The requeue code"): never 0, which Slurm does not
+ * requeue. */
+int cf_load_requeue_exit(load_ctx *ctx, const cnode *s, rb_config *cfg)
+{
+	int_value iv;
+
+	if (cf_read_int(ctx, s, &iv) < 0 ||
+	    cf_check_range(ctx, &iv, 1, RB_EXIT_CODE_MAX, "") < 0)
+		return -1;
+	cfg->requeue_exit = (int)iv.v;
+	return 0;
 }
 
 /* (config.h) The first rule of list naming code. */

@@ -135,5 +135,7 @@ int cf_check_range(load_ctx *ctx, const int_value *iv, long long min,
 
 /* An exit_rules list s into *out (replacing what it held). */
 int cf_load_exit_rules(load_ctx *ctx, const cnode *s, rb_exit_rules *out);
+/* requeue_exit = N (1..RB_EXIT_CODE_MAX) into cfg->requeue_exit. */
+int cf_load_requeue_exit(load_ctx *ctx, const cnode *s, rb_config *cfg);
 
 #endif

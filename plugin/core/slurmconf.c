@@ -1,5 +1,5 @@
 /*
- * slurmconf.c - PrologFlags from slurm.conf (slurmconf.h).
+ * slurmconf.c - PrologFlags and RequeueExit from slurm.conf (slurmconf.h).
  */
 #include "slurmconf.h"
 
@@ -45,11 +45,11 @@ static unsigned flag_bits(const char *list, size_t len)
 	return bits;
 }
 
-/* One line: its PrologFlags value, if it sets it. */
-static bool line_flags(const char *line, size_t len, unsigned *bits)
+/* One line: the value it gives key (lower case), if it sets it. */
+static bool line_value(const char *line, size_t len, const char *key,
+		       const char **val, size_t *vlen)
 {
-	static const char key[] = "prologflags";
-	const size_t klen = sizeof(key) - 1;
+	const size_t klen = strlen(key);
 	size_t i = 0, n;
 
 	while (i < len && (line[i] == ' ' || line[i] == '\t'))
@@ -68,28 +68,101 @@ static bool line_flags(const char *line, size_t len, unsigned *bits)
 	while (i + n < len && line[i + n] != ' ' && line[i + n] != '\t' &&
 	       line[i + n] != '#')
 		n++;
-	*bits = flag_bits(line + i, n);
+	*val = line + i;
+	*vlen = n;
 	return true;
 }
 
-unsigned rb_slurmconf_parse_prolog_flags(const char *text)
+/* The value of the last line setting key (the last wins, as in Slurm). */
+static bool last_value(const char *text, const char *key, const char **val,
+		       size_t *vlen)
 {
-	unsigned bits = 0;
+	bool found = false;
 
 	while (*text) {
 		size_t len = strcspn(text, "\n");
-		unsigned b;
 
-		if (line_flags(text, len, &b))
-			bits = b;
+		if (line_value(text, len, key, val, vlen))
+			found = true;
 		text += len;
 		if (*text)
 			text++;
 	}
-	return bits;
+	return found;
 }
 
-int rb_slurmconf_prolog_flags(const char *path, rb_err *err)
+unsigned rb_slurmconf_parse_prolog_flags(const char *text)
+{
+	const char *val;
+	size_t n;
+
+	return last_value(text, "prologflags", &val, &n) ? flag_bits(val, n) : 0;
+}
+
+/* One "N" or "N-M" of a RequeueExit list into out; false if not one. */
+static bool add_codes(const char *tok, size_t n, rb_requeue_exit *out)
+{
+	char buf[16], *end;
+	long lo, hi;
+
+	if (n == 0 || n >= sizeof(buf))
+		return false;
+	memcpy(buf, tok, n);
+	buf[n] = '\0';
+	lo = strtol(buf, &end, 10);
+	hi = lo;
+	if (*end == '-') {
+		if (end[1] < '0' || end[1] > '9')
+			return false;
+		hi = strtol(end + 1, &end, 10);
+	}
+	if (*end || buf[0] < '0' || buf[0] > '9' || lo < 0 || hi < lo ||
+	    hi > RB_REQUEUE_CODE_MAX)
+		return false;
+	for (long c = lo; c <= hi; c++) {
+		/* 0 is no requeue code to exit with (requeue_exit.h) */
+		if (out->first < 0 && c > 0)
+			out->first = (int)c;
+		out->codes[c / 8] |= (uint8_t)(1u << (c % 8));
+	}
+	return true;
+}
+
+void rb_slurmconf_parse_requeue_exit(const char *text, rb_requeue_exit *out)
+{
+	const char *val;
+	size_t n;
+
+	memset(out, 0, sizeof(*out));
+	out->first = -1;
+	if (!last_value(text, "requeueexit", &val, &n))
+		return;
+	out->set = true;
+	/* the list as written, for messages (cut if very long) */
+	memcpy(out->text, val, n < sizeof(out->text) ? n : sizeof(out->text) - 1);
+	while (n > 0) {
+		size_t k = 0;
+
+		while (k < n && val[k] != ',')
+			k++;
+		add_codes(val, k, out);
+		val += k;
+		n -= k;
+		if (n > 0) {
+			val++;
+			n--;
+		}
+	}
+}
+
+bool rb_requeue_exit_has(const rb_requeue_exit *r, int code)
+{
+	return code >= 0 && code <= RB_REQUEUE_CODE_MAX &&
+	       (r->codes[code / 8] & (1u << (code % 8)));
+}
+
+/* The whole of slurm.conf at path into *out (free it): 0, or -1 with err. */
+static int read_conf(const char *path, char **out, rb_err *err)
 {
 	struct stat st;
 	char *text = NULL;
@@ -116,9 +189,37 @@ int rb_slurmconf_prolog_flags(const char *path, rb_err *err)
 		goto out;
 	}
 	text[n] = '\0';
-	rc = (int)rb_slurmconf_parse_prolog_flags(text);
+	*out = text;
+	text = NULL;
+	rc = 0;
 out:
 	free(text);
 	close(fd);
 	return rc;
+}
+
+int rb_slurmconf_prolog_flags(const char *path, rb_err *err)
+{
+	char *text = NULL;
+	int rc;
+
+	if (read_conf(path, &text, err) < 0)
+		return -1;
+	rc = (int)rb_slurmconf_parse_prolog_flags(text);
+	free(text);
+	return rc;
+}
+
+int rb_slurmconf_requeue_exit(const char *path, rb_requeue_exit *out,
+			      rb_err *err)
+{
+	char *text = NULL;
+
+	memset(out, 0, sizeof(*out));
+	out->first = -1;
+	if (read_conf(path, &text, err) < 0)
+		return -1;
+	rb_slurmconf_parse_requeue_exit(text, out);
+	free(text);
+	return 0;
 }

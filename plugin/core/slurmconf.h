@@ -6,11 +6,16 @@
  * bumped restart count (docs/slurm-facts.md, "PrologFlags"), so the batch
  * step records how each attempt ended instead. Slurm does not tell a SPANK
  * plugin its flags, so the plugin reads them from slurm.conf (SLURM_CONF).
+ *
+ * RequeueExit: the codes Slurm requeues a job for. The code a job exits
+ * with when its restore fails (RESTORE_BUDGET_REQUEUE_EXIT) must be one of
+ * them (docs/rule.md, "The requeue code").
  */
 #ifndef RB_SLURMCONF_H
 #define RB_SLURMCONF_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "diag.h"
 
@@ -28,5 +33,27 @@ unsigned rb_slurmconf_parse_prolog_flags(const char *text);
 /* Read them from the file at path: the bits, or -1 with err set. `Include`
  * lines are not followed (see docs/slurm-facts.md). */
 int rb_slurmconf_prolog_flags(const char *path, rb_err *err);
+
+#define RB_REQUEUE_CODE_MAX 255
+
+/* RequeueExit of slurm.conf: "N,N-M,..." (slurm.conf(5)). */
+typedef struct {
+	bool set;        /* a RequeueExit line was found */
+	int first;       /* the first code > 0 written, or -1 (none) */
+	uint8_t codes[(RB_REQUEUE_CODE_MAX + 1) / 8];
+	char text[128];  /* the list as written, for messages */
+} rb_requeue_exit;
+
+/* Parse the RequeueExit of slurm.conf text (the last line wins; the key is
+ * case-insensitive; tokens that are not codes 0..255 are skipped). Pure. */
+void rb_slurmconf_parse_requeue_exit(const char *text, rb_requeue_exit *out);
+
+/* Read it from the file at path: 0 (out->set false if the file has none),
+ * or -1 with err set. */
+int rb_slurmconf_requeue_exit(const char *path, rb_requeue_exit *out,
+			      rb_err *err);
+
+/* Does RequeueExit name code? */
+bool rb_requeue_exit_has(const rb_requeue_exit *r, int code);
 
 #endif

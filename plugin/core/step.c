@@ -34,6 +34,22 @@ static void set_bound(rb_step_var *v, const char *name, int64_t value)
 		set_int(v, name, value);
 }
 
+/* The job's --checkpoint-dir as an absolute path (relative to its work
+ * dir), or false: none given, or no absolute path to join it to. */
+static bool checkpoint_dir_of(const rb_record *rec, char *buf, size_t len)
+{
+	const char *dir = rec->checkpoint_dir;
+	int n;
+
+	if (!dir[0] || (dir[0] != '/' && rec->work_dir[0] != '/'))
+		return false;
+	if (dir[0] == '/')
+		n = snprintf(buf, len, "%s", dir);
+	else
+		n = snprintf(buf, len, "%s/%s", rec->work_dir, dir);
+	return n >= 0 && (size_t)n < len;
+}
+
 void rb_step_env_of(const rb_record *rec, int64_t attempt, rb_phase phase,
 		    const char *checkpoint, rb_step_env *out)
 {
@@ -74,6 +90,24 @@ void rb_step_env_of(const rb_record *rec, int64_t attempt, rb_phase phase,
 		  l->max_interruptions < 0 ? -1 :
 					     (int64_t)l->max_interruptions +
 						     b->granted);
+	/* the config's and slurm.conf's, not the record's: set by
+	 * rb_step_env_set_requeue_exit */
+	set_str(&v[RB_STEP_VAR_REQUEUE_EXIT], "RESTORE_BUDGET_REQUEUE_EXIT",
+		false, "");
+	v[RB_STEP_VAR_REQUEUE_EXIT].set = false;
+	/* where the job's own checkpoints go (its --checkpoint-dir, made
+	 * absolute), so a helper saves where the plugin looks; the job's
+	 * option, not the record's numbers */
+	set_str(&v[14], "RESTORE_BUDGET_CHECKPOINT_DIR", false, "");
+	v[14].set = checkpoint_dir_of(rec, v[14].value, sizeof(v[14].value));
+}
+
+void rb_step_env_set_requeue_exit(rb_step_env *env, int code)
+{
+	rb_step_var *v = &env->var[RB_STEP_VAR_REQUEUE_EXIT];
+
+	v->set = code > 0;
+	snprintf(v->value, sizeof(v->value), "%d", code > 0 ? code : 0);
 }
 
 /* The refusal of a budget spent by a fatal exit code or the interruption

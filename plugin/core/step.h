@@ -14,7 +14,9 @@
 #include "engine.h"
 #include "record.h"
 
-#define RB_STEP_VAR_COUNT 13
+#define RB_STEP_VAR_COUNT 15
+/* RESTORE_BUDGET_REQUEUE_EXIT's slot (docs/rule.md, "The requeue code") */
+#define RB_STEP_VAR_REQUEUE_EXIT 13
 
 /* One RESTORE_BUDGET_* variable. */
 typedef struct {
@@ -32,6 +34,10 @@ typedef struct {
 /* The job's environment for attempt `attempt` of rec's job. */
 void rb_step_env_of(const rb_record *rec, int64_t attempt, rb_phase phase,
 		    const char *checkpoint, rb_step_env *out);
+
+/* Give the job RESTORE_BUDGET_REQUEUE_EXIT=code (requeue_exit.h); code 0
+ * (unknown) leaves it unset. */
+void rb_step_env_set_requeue_exit(rb_step_env *env, int code);
 
 /* The refusal the job reads on its stderr (one line, with "\n"). */
 void rb_step_refusal(const rb_record *rec, int64_t attempt,

@@ -23,6 +23,7 @@
 #include "identity.h"
 #include "node_note.h"
 #include "record.h"
+#include "requeue_exit.h"
 #include "slurmconf.h"
 #include "step.h"
 
@@ -65,11 +66,29 @@ static void setenv_str(spank_t sp, const char *name, const char *value)
 		rb_log(RB_LOG_ERROR, "cannot set %s in the job's environment", name);
 }
 
-static void export_env(spank_t sp, const rb_record *rec)
+/* requeue_exit, else the first of slurm.conf's RequeueExit (requeue_exit.h). */
+static int requeue_exit_code(const rb_config *cfg)
+{
+	const char *path = env_or("SLURM_CONF", RB_SLURM_CONF_DEFAULT);
+	rb_requeue_exit slurm;
+	rb_err err;
+
+	if (cfg->requeue_exit > 0)
+		return cfg->requeue_exit;
+	if (rb_slurmconf_requeue_exit(path, &slurm, &err) < 0) {
+		rb_log(RB_LOG_INFO, "cannot read RequeueExit: %s; RESTORE_BUDGET_REQUEUE_EXIT not set",
+		       err.msg);
+		return 0;
+	}
+	return rb_requeue_exit_of(cfg, &slurm);
+}
+
+static void export_env(spank_t sp, const rb_config *cfg, const rb_record *rec)
 {
 	rb_step_env env;
 
 	rb_step_env_of(rec, step.attempt, step.phase, step.checkpoint, &env);
+	rb_step_env_set_requeue_exit(&env, requeue_exit_code(cfg));
 	for (size_t i = 0; i < RB_STEP_VAR_COUNT; i++)
 		if (env.var[i].set)
 			setenv_str(sp, env.var[i].name, env.var[i].value);
@@ -449,7 +468,7 @@ void batch_user_init(spank_t sp)
 	step.tracked = true;
 	step.closed = cfg->on_error == RB_ON_ERROR_CLOSED;
 	rb_strlcpy(step.config_path, cfg->path, sizeof(step.config_path));
-	export_env(sp, &rec);
+	export_env(sp, cfg, &rec);
 	step.exported = true;
 	step.cfg = cfg; /* task_post_fork records with the same config */
 	return;

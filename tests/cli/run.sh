@@ -322,6 +322,25 @@ expect_json "check-config --json: effective settings" 0 \
 run "$CLI" --config "$T/bad-type.conf" show 101
 expect "a bad --config fails every command with file:line, exit 1" 1 \
 	"2>^restore-budget: $T/bad-type.conf:3: max_failures" '!.'
+# requeue_exit against slurm.conf's RequeueExit (docs/rule.md, "The requeue code")
+printf 'state_dir = "%s";\nrequeue_exit = 7;\n' "$T/state" >"$T/requeue.conf"
+chmod 644 "$T/requeue.conf"
+printf 'ClusterName=c\nRequeueExit=42,3\nRequeueExitHold=43\n' >"$T/rq-slurm.conf"
+run env SLURM_CONF="$T/rq-slurm.conf" "$CLI" check-config "$T/requeue.conf"
+expect "check-config: requeue_exit not in RequeueExit warns, names both files, exit 0" 0 \
+	'^requeue_exit: +7$' \
+	"2>^restore-budget: warning: requeue_exit = 7 in $T/requeue.conf is not in RequeueExit=42,3 of $T/rq-slurm.conf: .*set requeue_exit to one of 42,3, or add 7 to RequeueExit"
+run env SLURM_CONF="$T/rq-slurm.conf" "$CLI" check-config --json "$T/requeue.conf"
+expect_json "check-config --json: the requeue_exit warning too" 0 \
+	'd["requeue_exit"] == 7 and len(d["warnings"]) == 1 and "RequeueExit=42,3" in d["warnings"][0]'
+run env SLURM_CONF="$T/rq-slurm.conf" "$CLI" check-config
+expect "check-config: requeue_exit unset defaults to the first of RequeueExit" 0 \
+	"^requeue_exit: +42 \\(the first of RequeueExit=42,3 in $T/rq-slurm.conf\\)$"
+run "$CLI" check-config --json "$T/requeue.conf"
+expect_json "check-config --json: slurm.conf unreadable: requeue_exit, no warning" 0 \
+	'd["requeue_exit"] == 7 and "warnings" not in d'
+run "$CLI" check-config
+expect "check-config: no requeue_exit, no RequeueExit: no line" 0 '!^requeue_exit'
 if [ ! -e /etc/slurm/restore_budget.conf ]; then
 	run env -u RESTORE_BUDGET_CONFIG "$CLI" check-config
 	expect "check-config without a config file: built-in defaults" 0 \

@@ -37,6 +37,7 @@ FRAG=/etc/slurm/plugstack.conf.d/restore_budget.conf
 EXAMPLE=/etc/slurm/restore_budget.conf.example
 MAN1=/usr/share/man/man1/restore-budget.1.gz
 MAN8=/usr/share/man/man8/restore_budget.8.gz
+PYMOD=/usr/lib/python3/dist-packages/restore_budget/__init__.py
 VERSION=$(sed -n 's/^#define RB_CLI_VERSION "\(.*\)"/\1/p' contrib/cli/cli.h)
 INSTALLED=0
 W=
@@ -46,7 +47,7 @@ if [[ -n $st && $st != *not-installed* ]]; then
 	echo "packaging: $PKG is already on this machine ($st); remove it first (dpkg -P $PKG)" >&2
 	exit 2
 fi
-for f in "$SO" "$CLI" "$FRAG" "$EXAMPLE"; do
+for f in "$SO" "$CLI" "$FRAG" "$EXAMPLE" "$PYMOD"; do
 	if [[ -e $f ]]; then
 		echo "packaging: $f exists and is not from our package; refusing to overwrite it" >&2
 		exit 2
@@ -127,7 +128,7 @@ want_match ".deb Depends: libconfig and libjson-c (dpkg-shlibdeps)" "$deps" '(^|
 dpkg-deb -c "$DEB" >"$W/contents"
 want "every file in the .deb is root/root" \
 	"$(awk '$2 != "root/root"' "$W/contents")" ""
-for f in "$SO" "$CLI" "$FRAG" "$EXAMPLE" "$MAN1" "$MAN8" /usr/share/doc/$PKG/copyright; do
+for f in "$SO" "$CLI" "$FRAG" "$EXAMPLE" "$MAN1" "$MAN8" "$PYMOD" /usr/share/doc/$PKG/copyright; do
 	check_grep ".deb contains $f" "$W/contents" " \\.$f\$"
 done
 dpkg-deb -e "$DEB" "$W/DEBIAN"
@@ -136,6 +137,12 @@ want ".deb conffiles: the fragment and the example" \
 	"$(printf '%s\n' "$FRAG" "$EXAMPLE" | LC_ALL=C sort | tr '\n' ' ')"
 check "md5sums match the contents" \
 	bash -c "mkdir -p '$W/x' && dpkg-deb -x '$DEB' '$W/x' && cd '$W/x' && md5sum --quiet -c '$W/DEBIAN/md5sums'"
+# Debian's python3, not the first python3 on PATH (a private interpreter);
+# -B: no bytecode written next to the module.
+want "the packaged Python module imports with /usr/bin/python3" \
+	"$(cd / && PYTHONPATH="$W/x/usr/lib/python3/dist-packages" /usr/bin/python3 -B -c \
+		'import restore_budget as r; print(r.__file__)' 2>&1)" \
+	"$W/x$PYMOD"
 
 # ---- 2. install ------------------------------------------------------------------
 INSTALLED=1
@@ -150,6 +157,12 @@ want "dpkg status" "$(dpkg-query -W -f='${Status} ${Version}' "$PKG")" "install 
 want "plugin installed, mode 644" "$(stat -c %a "$SO" 2>&1)" 644
 want "CLI installed, mode 755" "$(stat -c %a "$CLI" 2>&1)" 755
 for f in "$FRAG" "$EXAMPLE" "$MAN1" "$MAN8"; do check "$f installed" test -f "$f"; done
+want "python3 -c 'import restore_budget' finds the installed module" \
+	"$(cd / && env -u PYTHONPATH /usr/bin/python3 -B -c \
+		'import restore_budget as r; print(r.__file__)' 2>&1)" "$PYMOD"
+want "the installed module as an unprivileged user, outside Slurm: FRESH, no checkpoint" \
+	"$(cd / && runuser -u nobody -- env -i /usr/bin/python3 -B -c \
+		'import restore_budget as r; print(r.phase(), r.checkpoint())' 2>&1)" "FRESH None"
 want "the plugin links: no missing library" "$(ldd "$SO" 2>&1 | grep 'not found')" ""
 want "the fragment is inert: no active line" "$(grep -vE '^[[:space:]]*(#|$)' "$FRAG")" ""
 check_grep "the fragment names the installed plugin (commented out)" "$FRAG" \
@@ -224,7 +237,7 @@ dpkg -r "$PKG" >"$W/dpkg-r.log" 2>&1
 want "dpkg -r $PKG" "$?" 0
 want "after dpkg -r: config-files only" "$(dpkg-query -W -f='${Status}' "$PKG" 2>&1)" \
 	"deinstall ok config-files"
-for f in "$SO" "$CLI" "$MAN1" "$MAN8"; do check "after dpkg -r: $f is gone" test ! -e "$f"; done
+for f in "$SO" "$CLI" "$MAN1" "$MAN8" "$PYMOD" "${PYMOD%/*}"; do check "after dpkg -r: $f is gone" test ! -e "$f"; done
 check "after dpkg -r: the conffiles stay (an admin may have enabled the line)" \
 	test -f "$FRAG" -a -f "$EXAMPLE"
 dpkg -P "$PKG" >"$W/dpkg-p.log" 2>&1

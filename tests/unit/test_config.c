@@ -431,7 +431,7 @@ static void test_nul_byte_is_a_syntax_error(void **state)
 static void test_unknown_top_level_key(void **state)
 {
 	load_fails(*state, "max_failures = 1;\nmax_failure = 2;\n", 2,
-		   "unknown key \"max_failure\" (known keys: state_dir, max_failures, restore_retry_num, restore_timeout, restore_accounting, count_preemptions, track, on_error, on_exhausted, limits, checkpoint, partitions, accounts, max_interruptions, exit_rules)");
+		   "unknown key \"max_failure\" (known keys: state_dir, max_failures, restore_retry_num, restore_timeout, restore_accounting, count_preemptions, track, on_error, on_exhausted, limits, checkpoint, partitions, accounts, max_interruptions, exit_rules, requeue_exit)");
 }
 
 static void test_unknown_nested_keys_name_the_dotted_path(void **state)

@@ -50,6 +50,7 @@ static void test_step_env_names_every_variable_once(void **state)
 		"RESTORE_BUDGET_LAST_END", "RESTORE_BUDGET_ACK_FILE",
 		"RESTORE_BUDGET_FALLBACK_FROM",
 		"RESTORE_BUDGET_INTERRUPTIONS", "RESTORE_BUDGET_MAX_INTERRUPTIONS",
+		"RESTORE_BUDGET_REQUEUE_EXIT", "RESTORE_BUDGET_CHECKPOINT_DIR",
 	};
 	rb_record r = a_record();
 	rb_step_env env;
@@ -109,6 +110,37 @@ static void test_step_env_has_no_ack_file_without_an_absolute_dir(void **state)
 	assert_false(var(&env, "RESTORE_BUDGET_ACK_FILE")->set);
 }
 
+static void test_step_env_checkpoint_dir_is_absolute(void **state)
+{
+	rb_record r = a_record();
+	rb_step_env env;
+
+	(void)state;
+	rb_step_env_of(&r, 5, RB_PHASE_FRESH, "", &env);
+	assert_true(var(&env, "RESTORE_BUDGET_CHECKPOINT_DIR")->set);
+	assert_string_equal(var(&env, "RESTORE_BUDGET_CHECKPOINT_DIR")->value,
+			    "/home/u/run/ckpt");
+	strcpy(r.checkpoint_dir, "/scratch/u/ck");
+	rb_step_env_of(&r, 5, RB_PHASE_FRESH, "", &env);
+	assert_string_equal(var(&env, "RESTORE_BUDGET_CHECKPOINT_DIR")->value,
+			    "/scratch/u/ck");
+}
+
+static void test_step_env_no_checkpoint_dir_without_the_option(void **state)
+{
+	rb_record r = a_record();
+	rb_step_env env;
+
+	(void)state;
+	r.checkpoint_dir[0] = '\0';
+	rb_step_env_of(&r, 5, RB_PHASE_FRESH, "", &env);
+	assert_false(var(&env, "RESTORE_BUDGET_CHECKPOINT_DIR")->set);
+	strcpy(r.checkpoint_dir, "ckpt");
+	strcpy(r.work_dir, "relative");
+	rb_step_env_of(&r, 5, RB_PHASE_FRESH, "", &env);
+	assert_false(var(&env, "RESTORE_BUDGET_CHECKPOINT_DIR")->set);
+}
+
 static void test_step_env_of_record_is_all_but_attempt_and_checkpoint(void **state)
 {
 	rb_record r = a_record();
@@ -118,7 +150,11 @@ static void test_step_env_of_record_is_all_but_attempt_and_checkpoint(void **sta
 	rb_step_env_of(&r, 5, RB_PHASE_FRESH, "", &env);
 	for (size_t i = 0; i < RB_STEP_VAR_COUNT; i++) {
 		bool kept = strcmp(env.var[i].name, "RESTORE_BUDGET_ATTEMPT") == 0 ||
-			    strcmp(env.var[i].name, "RESTORE_BUDGET_CHECKPOINT") == 0;
+			    strcmp(env.var[i].name, "RESTORE_BUDGET_CHECKPOINT") == 0 ||
+			    /* the config's (test_requeue_exit.c) */
+			    strcmp(env.var[i].name, "RESTORE_BUDGET_REQUEUE_EXIT") == 0 ||
+			    /* the job's option */
+			    strcmp(env.var[i].name, "RESTORE_BUDGET_CHECKPOINT_DIR") == 0;
 
 		assert_int_equal(env.var[i].of_record, !kept);
 	}
@@ -163,6 +199,8 @@ int main(void)
 		cmocka_unit_test(test_step_env_values_come_from_the_record),
 		cmocka_unit_test(test_step_env_says_unlimited),
 		cmocka_unit_test(test_step_env_has_no_ack_file_without_an_absolute_dir),
+		cmocka_unit_test(test_step_env_checkpoint_dir_is_absolute),
+		cmocka_unit_test(test_step_env_no_checkpoint_dir_without_the_option),
 		cmocka_unit_test(test_step_env_of_record_is_all_but_attempt_and_checkpoint),
 		cmocka_unit_test(test_refusal_names_F_M_r_R_config_and_checkpoint),
 		cmocka_unit_test(test_catch_up_attempt_is_the_controllers_count_when_ahead),
