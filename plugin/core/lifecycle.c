@@ -171,6 +171,8 @@ static void fill_job_fields(rb_record *rec, const rb_job_info *job)
 {
 	rb_strlcpy(rec->cluster, job->cluster, sizeof(rec->cluster));
 	rec->job_id = job->job_id;
+	rec->array_job_id = job->array_job_id;
+	rec->array_task_id = job->array_job_id ? job->array_task_id : 0;
 	rec->uid = job->uid;
 	rec->gid = job->gid;
 	rb_strlcpy(rec->user, job->user ? job->user : "", sizeof(rec->user));

@@ -24,6 +24,8 @@
 typedef struct {
 	const char *cluster;
 	uint32_t job_id;
+	uint32_t array_job_id;    /* an array task's array id, else 0 */
+	uint32_t array_task_id;   /* its task id (0 when not a task) */
 	int64_t attempt;          /* SLURM_JOB_RESTART_COUNT */
 	uint32_t uid, gid;
 	const char *user;

@@ -96,6 +96,10 @@ const field rec_fields[REC_N_FIELDS] = {
 	    budget.interruption_cap_refusals),
 	OPT_INT("cur.limits.max_interruptions",
 		budget.cur.limits.max_interruptions, RB_UNLIMITED, RB_UNLIMITED),
+	/* an array task (docs/arrays.md): its array's job id and its task id;
+	 * absent for a job that is not an array task */
+	OPT("array_job_id", F_U32, array_job_id),
+	OPT("array_task_id", F_U32, array_task_id),
 };
 
 /* REC_N_FIELDS is the table's length, and the parser tracks "seen" in one
@@ -118,7 +122,7 @@ _Static_assert(sizeof(rb_attempt) == 4168,
 _Static_assert(sizeof(rb_budget) == 8344, "rb_budget changed: update rec_fields[]");
 _Static_assert(sizeof(rb_fallback) == 8400,
 	       "rb_fallback changed: update rec_fields[]");
-_Static_assert(sizeof(rb_record) == 26080,
+_Static_assert(sizeof(rb_record) == 26088,
 	       "rb_record changed: update rec_fields[]");
 #endif
 
@@ -470,6 +474,8 @@ bool rec_field_is_default(const field *f, const rb_record *rec)
 		return *(const int *)p == f->dflt;
 	case F_I64:
 		return *(const int64_t *)p == f->dflt;
+	case F_U32:
+		return *(const uint32_t *)p == (uint32_t)f->dflt;
 	default:
 		return false;
 	}
@@ -552,3 +558,14 @@ void rb_record_init(rb_record *rec)
 	rb_budget_init(&rec->budget);
 }
 
+
+const char *rb_job_addr(uint32_t job_id, uint32_t array_job_id,
+			uint32_t array_task_id, char *out)
+{
+	if (array_job_id != 0)
+		snprintf(out, RB_JOB_ADDR_MAX, "%" PRIu32 "_%" PRIu32,
+			 array_job_id, array_task_id);
+	else
+		snprintf(out, RB_JOB_ADDR_MAX, "%" PRIu32, job_id);
+	return out;
+}

@@ -54,6 +54,10 @@ typedef struct {
 typedef struct {
 	char cluster[RB_NAME_MAX];
 	uint32_t job_id;
+	/* an array task's array job id (SLURM_ARRAY_JOB_ID) and task id;
+	 * 0 and 0 for a job that is not an array task (rb_job_is_task) */
+	uint32_t array_job_id;
+	uint32_t array_task_id;
 	uint32_t uid;
 	uint32_t gid;
 	char user[RB_NAME_MAX];
@@ -70,6 +74,13 @@ typedef struct {
 } rb_record;
 
 void rb_record_init(rb_record *rec);
+
+/* How Slurm's commands address one job: "<array_job_id>_<task_id>" for an
+ * array task (a bare array id would mean every task of the array), else
+ * "<job_id>". out holds at least RB_JOB_ADDR_MAX bytes; returns out. */
+#define RB_JOB_ADDR_MAX 24
+const char *rb_job_addr(uint32_t job_id, uint32_t array_job_id,
+			uint32_t array_task_id, char *out);
 
 /* Format into buf (size len). Returns bytes written (without NUL), or -1 if
  * it does not fit. */

@@ -45,7 +45,7 @@ typedef struct {
 } field;
 
 /* Every field of a record, in the order they are written (record.c). */
-#define REC_N_FIELDS 48
+#define REC_N_FIELDS 50
 extern const field rec_fields[REC_N_FIELDS];
 
 /* Is field f of rec at its default ("", or dflt)? For optional fields. */

@@ -33,6 +33,8 @@ static void fill_record(rb_record *r)
 	rb_record_init(r);
 	strcpy(r->cluster, "cluster-1.a_b");
 	r->job_id = 4294967295u;
+	r->array_job_id = 4294967290u;
+	r->array_task_id = 999;
 	r->uid = 1000;
 	r->gid = 4294967294u;
 	strcpy(r->user, "alice smith");
@@ -614,6 +616,50 @@ static void test_exit_rule_fields_are_optional(void **state)
 	free(r);
 }
 
+/* An array task's record names its array and task; a plain job's record
+ * has neither line, and task 0 (the default) reads back as task 0. */
+static void array_task_ids_are_optional_fields(void **state)
+{
+	rb_record *r = malloc(sizeof(*r)), *back = malloc(sizeof(*back));
+	rb_err err;
+	size_t len;
+	char *text;
+
+	(void)state;
+	assert_non_null(r);
+	assert_non_null(back);
+	rb_record_init(r);
+	text = format_new(r, &len);
+	assert_null(strstr(text, "array_"));
+	free(text);
+	r->job_id = 17;
+	r->array_job_id = 12;
+	r->array_task_id = 0;
+	text = format_new(r, &len);
+	assert_non_null(strstr(text, "\narray_job_id=12\n"));
+	assert_null(strstr(text, "array_task_id"));
+	assert_int_equal(rb_record_parse(text, len, back, &err), 0);
+	assert_int_equal(back->array_job_id, 12);
+	assert_int_equal(back->array_task_id, 0);
+	free(text);
+	free(back);
+	free(r);
+}
+
+/* Slurm's commands address a task as ARRAY_TASK: a bare array id means
+ * every task of the array (docs/arrays.md). */
+static void job_addr_names_one_task_of_an_array(void **state)
+{
+	char addr[RB_JOB_ADDR_MAX];
+
+	(void)state;
+	assert_string_equal(rb_job_addr(17, 12, 5, addr), "12_5");
+	assert_string_equal(rb_job_addr(12, 12, 0, addr), "12_0");
+	assert_string_equal(rb_job_addr(17, 0, 0, addr), "17");
+	assert_string_equal(rb_job_addr(4294967295u, 4294967295u, 4294967295u,
+					addr), "4294967295_4294967295");
+}
+
 /* An optional field is never written at its default (-1 for the
  * interruption cap): a line that holds it is not canonical. */
 static void test_max_interruptions_at_its_default_is_refused(void **state)
@@ -961,6 +1007,8 @@ int main(void)
 		cmocka_unit_test(version_1_record_with_a_submission_is_refused),
 		cmocka_unit_test(test_exit_rule_fields_are_optional),
 		cmocka_unit_test(test_max_interruptions_at_its_default_is_refused),
+		cmocka_unit_test(array_task_ids_are_optional_fields),
+		cmocka_unit_test(job_addr_names_one_task_of_an_array),
 		cmocka_unit_test(submission_identity_is_checked),
 		cmocka_unit_test(text_that_is_not_a_record_is_refused),
 		cmocka_unit_test(missing_key_is_refused),
