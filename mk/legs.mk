@@ -19,7 +19,7 @@
 # as a failure.  Sanitizers, fuzzing, valgrind and lint stay on the host.
 # Ends with `legs-<release>: N passed, N failed` per leg and
 # `legs: N passed, N failed`.  Logs: build/legs/<release>.logs/<suite>.log.
-# Needs root, debootstrap (make deps installs it) and deb.debian.org.
+# Needs root, debootstrap (make deps installs it) and the host's Debian mirror (from its apt sources).
 # On 2 cores: ~10 min per leg alone, ~11.5 min for both in parallel
 # (chroot creation ~50 s of it the first time, ~0 s when reused).
 # Part of `make test` (TEST_EXTRA).  `make clean` removes the chroots too.

@@ -14,7 +14,8 @@
 #   chroot.sh kill-leftovers DIR   TERM, then KILL them (status 1 if there were any)
 #   chroot.sh packages             the package list
 #
-# Knobs: LEG_MIRROR (http://deb.debian.org/debian), LEG_EXTRA_PKGS (more
+# Knobs: LEG_MIRROR (default: the host's own Debian mirror, read from its apt
+# sources at run time, ch_host_mirror), LEG_EXTRA_PKGS (more
 # packages), LEG_ENV (names of extra variables passed into `run`; every RB_*
 # and LEG_* variable and TERM always are).
 #
@@ -26,7 +27,26 @@ set -uo pipefail
 
 CH_SELF=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")
 CH_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-LEG_MIRROR=${LEG_MIRROR:-http://deb.debian.org/debian}
+
+# ch_host_mirror - the URI of the host's Debian archive (not -security, not
+# -updates' own host): the first `URIs:` of a deb822 source that names the
+# host's release, else the first `deb URI ...` line of sources.list. No
+# mirror's name is written in the tree; the machine says which it uses.
+ch_host_mirror() {
+    local f uri
+    for f in /etc/apt/sources.list.d/*.sources; do
+        [[ -r $f ]] || continue
+        uri=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' "$f")
+        [[ -n $uri ]] && { printf '%s\n' "$uri"; return 0; }
+    done
+    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+        [[ -r $f ]] || continue
+        uri=$(awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { if ($i !~ /security/) { print $i; exit } ; break } }' "$f")
+        [[ -n $uri ]] && { printf '%s\n' "$uri"; return 0; }
+    done
+    return 1
+}
+LEG_MIRROR=${LEG_MIRROR:-$(ch_host_mirror)}
 
 # What the real-Slurm suites need inside (the Makefile's PKGS_BUILD, Slurm and
 # munge, a compiler; dpkg-dev for make deb, man-db for deb.sh's man checks,
@@ -119,6 +139,7 @@ ch_create() {
     [[ -n $rel && -n $dir ]] || ch_die "usage: chroot.sh create RELEASE DIR"
     [[ $dir == /* ]] || dir=$PWD/$dir
     [[ $(id -u) == 0 ]] || ch_die "create needs root"
+    [[ -n $LEG_MIRROR ]] || ch_die "no Debian mirror in the host's apt sources (/etc/apt/sources.list.d/*.sources, /etc/apt/sources.list); set LEG_MIRROR=URI"
     want=$(printf 'release=%s\nmirror=%s\n' "$rel" "$LEG_MIRROR"; ch_pkgs)
     if [[ -f $dir/.rb-leg-ready ]]; then
         if [[ $(cat "$dir/.rb-leg-ready") == "$want" ]]; then
