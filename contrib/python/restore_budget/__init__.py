@@ -21,6 +21,10 @@ This module does each of them with the standard library only (Python >= 3.9)::
     ...
     rb.save(lambda tmp: dump(state, tmp), step)
 
+The checkpoint directory must be one no other user can plant names in: a
+directory others can write that is not sticky is refused, naming the fix (a
+per-user subdirectory); see the README, "A shared checkpoint directory".
+
 Outside Slurm (no ``RESTORE_BUDGET_PHASE``, which the plugin always sets)
 every function does the local thing, so the same script runs on a laptop:
 checkpoints go to ``$RESTORE_BUDGET_LOCAL_DIR`` or ``./ckpt``, ``checkpoint()``
