@@ -40,9 +40,13 @@ int rb_ack_path(const char *work_dir, const char *checkpoint_dir,
 int rb_ack_seen(const char *path, uint32_t uid, uint32_t gid,
 		rb_deadline deadline, rb_err *err)
 {
-	/* $1 is the path: never part of the script text */
+	/* $1 is the path: never part of the script text. The name itself
+	 * must be the user's regular file, not a link (test -f and test -O
+	 * follow one): in a shared directory another user may plant a link
+	 * there to one of the user's files (README, "A shared checkpoint
+	 * directory"). */
 	static const char script[] =
-		"if test -f \"$1\" && test -O \"$1\"; then exit 10; fi; exit 11";
+		"if test -f \"$1\" && ! test -h \"$1\" && test -O \"$1\"; then exit 10; fi; exit 11";
 	static const char *const envp[] = { "PATH=/usr/bin:/bin", NULL };
 	char ruid[32], rgid[32], out[64];
 	const char *as_user[] = { SETPRIV, ruid, rgid, "--init-groups", "--",

@@ -9,6 +9,11 @@
  * one level only (symlink loops end in ELOOP and fall back to the scan).
  * Nothing in the directory is ever written, renamed or deleted: the only
  * calls on it are open, fstatat, readlinkat, read, readdir and realpath.
+ *
+ * Only the job's user's checkpoints are handed out: an entry (or `latest`,
+ * or what either leads to) owned by another user than the caller or root is
+ * skipped as if absent, so a writer sharing the directory cannot hand the
+ * job a checkpoint of theirs (README, "A shared checkpoint directory").
  */
 #include "checkpoint.h"
 
@@ -63,6 +68,26 @@ static bool ckpt_name_skipped(const char *name)
 static bool ckpt_usable_type(mode_t mode)
 {
 	return S_ISREG(mode) || S_ISDIR(mode);
+}
+
+/*
+ * May a file owned by uid be handed to the job? Its user's (the caller's
+ * euid: user_init runs as the job's user) or root's, whom nobody can plant
+ * as (an admin restoring a backup as root). Not another user's: anyone
+ * sharing the directory could plant a newer one (README, "A shared
+ * checkpoint directory").
+ */
+static bool ckpt_owner_ok(uid_t uid)
+{
+	return uid == geteuid() || uid == 0;
+}
+
+/* The uid that makes the entry (*lst, not followed) or what it leads to
+ * (*st) another user's; only called when one of them is. */
+static unsigned ckpt_foreign_uid(const struct stat *lst, const struct stat *st)
+{
+	return (unsigned)(ckpt_owner_ok(lst->st_uid) ? st->st_uid :
+						      lst->st_uid);
 }
 
 /*
@@ -244,9 +269,9 @@ static int ckpt_read_pointer(int dfd, const char *dpath, const char *latest,
 static int ckpt_target_usable(const char *dpath, const char *latest,
 			      const struct stat *lst, const char *cand)
 {
-	struct stat st;
+	struct stat st, cl;
 
-	if (stat(cand, &st) < 0) {
+	if (stat(cand, &st) < 0 || lstat(cand, &cl) < 0) {
 		rb_log(RB_LOG_INFO,
 		       "checkpoint pointer %.*s/%s: target %s; using the newest match instead",
 		       CKPT_SHOW, dpath, latest, strerror(errno));
@@ -260,6 +285,13 @@ static int ckpt_target_usable(const char *dpath, const char *latest,
 	if (S_ISREG(lst->st_mode) && st.st_dev == lst->st_dev &&
 	    st.st_ino == lst->st_ino) {
 		ckpt_pointer_ignored(dpath, latest, "names itself");
+		return 0;
+	}
+	if (!ckpt_owner_ok(cl.st_uid) || !ckpt_owner_ok(st.st_uid)) {
+		rb_log(RB_LOG_WARNING,
+		       "checkpoint pointer %.*s/%s: its target %.*s is owned by uid %u, not by the job's user (uid %u) or root; ignored as if absent",
+		       CKPT_SHOW, dpath, latest, CKPT_SHOW, cand,
+		       ckpt_foreign_uid(&cl, &st), (unsigned)geteuid());
 		return 0;
 	}
 	return 1;
@@ -289,6 +321,13 @@ static int ckpt_follow_pointer(int dfd, const char *dpath, const char *latest,
 	if (ckpt_read_pointer(dfd, dpath, latest, &lst, target,
 			      sizeof(target)) < 0)
 		return 0;
+	if (!ckpt_owner_ok(lst.st_uid)) {
+		rb_log(RB_LOG_WARNING,
+		       "checkpoint pointer %.*s/%s: owned by uid %u, not by the job's user (uid %u) or root; ignored as if absent",
+		       CKPT_SHOW, dpath, latest, (unsigned)lst.st_uid,
+		       (unsigned)geteuid());
+		return 0;
+	}
 	if (target[0] == '\0' ||
 	    ckpt_join(cand, candlen, dpath, target) < 0) {
 		ckpt_pointer_ignored(dpath, latest, "target empty or too long");
@@ -344,6 +383,46 @@ static bool ckpt_target_skipped(const char *dpath, const char *latest,
 	return marked;
 }
 
+/*
+ * May the entry <dfd>/<name> be a candidate? It must lead to a file or
+ * directory (*st, its symlinks followed: dangling or looping ones are
+ * skipped) and both the entry and what it leads to must be the job's
+ * user's or root's. Another user's is skipped as if absent; the first is
+ * logged and all are counted in *foreign.
+ */
+static bool ckpt_entry_usable(int dfd, const char *dpath, const char *name,
+			      struct stat *st, long *foreign)
+{
+	struct stat lst;
+
+	if (fstatat(dfd, name, &lst, AT_SYMLINK_NOFOLLOW) < 0)
+		return false;
+	if (!S_ISLNK(lst.st_mode))
+		*st = lst;
+	else if (fstatat(dfd, name, st, 0) < 0)
+		return false;
+	if (!ckpt_usable_type(st->st_mode))
+		return false;
+	if (ckpt_owner_ok(lst.st_uid) && ckpt_owner_ok(st->st_uid))
+		return true;
+	if ((*foreign)++ == 0)
+		rb_log(RB_LOG_WARNING,
+		       "checkpoint %.*s/%s: owned by uid %u, not by the job's user (uid %u) or root; skipped as if absent",
+		       CKPT_SHOW, dpath, name, ckpt_foreign_uid(&lst, st),
+		       (unsigned)geteuid());
+	return false;
+}
+
+/* After the scan: how many other users' entries were skipped, if more than
+ * the one already logged. */
+static void ckpt_foreign_summary(const char *dpath, long foreign)
+{
+	if (foreign > 1)
+		rb_log(RB_LOG_WARNING,
+		       "checkpoint directory %.*s: %ld entries owned by other users skipped as if absent",
+		       CKPT_SHOW, dpath, foreign);
+}
+
 static bool ckpt_newer(const struct stat *st, const char *name,
 		       const struct timespec *best_mtime, const char *best)
 {
@@ -366,7 +445,7 @@ static int ckpt_scan(DIR *dirp, const char *dpath, const char *pattern,
 	struct timespec best_mtime = { 0, 0 };
 	struct dirent *de;
 	struct stat st;
-	long examined = 0;
+	long examined = 0, foreign = 0;
 	int dfd = dirfd(dirp);
 	int rc = 0;
 
@@ -396,10 +475,7 @@ static int ckpt_scan(DIR *dirp, const char *dpath, const char *pattern,
 			continue;
 		if (fnmatch(pattern, de->d_name, FNM_PERIOD) != 0)
 			continue;
-		/* Follows the user's symlinks; dangling or looping ones and
-		 * anything not a file or directory are skipped. */
-		if (fstatat(dfd, de->d_name, &st, 0) < 0 ||
-		    !ckpt_usable_type(st.st_mode))
+		if (!ckpt_entry_usable(dfd, dpath, de->d_name, &st, &foreign))
 			continue;
 		if (ckpt_entry_skipped(dpath, de->d_name, &st, skip))
 			continue;
@@ -411,6 +487,7 @@ static int ckpt_scan(DIR *dirp, const char *dpath, const char *pattern,
 		rc = 1;
 	}
 out:
+	ckpt_foreign_summary(dpath, foreign);
 	return rc;
 }
 

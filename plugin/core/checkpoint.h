@@ -26,7 +26,9 @@
  *   whose first line names the checkpoint; it wins when it resolves to an
  *   existing entry.
  * Otherwise the newest entry matching pattern (mtime, then name). Names
- * starting with '.' or ending in ".tmp"/".partial" are skipped.
+ * starting with '.' or ending in ".tmp"/".partial" are skipped, and so is
+ * an entry (or a pointer, or what either leads to) owned by another user
+ * than the caller (the job's user) or root: as if absent, with a warning.
  * Returns 1 and the absolute path in out; 0 if there is none; -1 with err if
  * the directory cannot be read (missing, permission) or a bound was hit.
  */

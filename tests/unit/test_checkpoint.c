@@ -668,6 +668,168 @@ static void test_unreadable_dir_is_eacces_as_user(void **state)
 	assert_non_null(strstr(msg, "(it is resolved as the job's user)"));
 }
 
+/* --- another user's entries (README, "A shared checkpoint directory") ----- */
+
+#define OTHER_UID 65534
+#define THIRD_UID 4242
+
+/* <ckdir>/<name> (the entry itself, not followed) now belongs to uid. */
+static void t_own(t_ctx *c, const char *name, uid_t uid)
+{
+	char p[PATH_MAX];
+
+	t_path(p, sizeof(p), c->ckdir, name);
+	assert_int_equal(lchown(p, uid, (gid_t)-1), 0);
+}
+
+static void test_another_users_newer_entry_is_skipped(void **state)
+{
+	t_ctx *c = *state;
+
+	if (geteuid() != 0)
+		skip();
+	t_file(c, "checkpoint-1", BASE_SEC, 0);
+	t_file(c, "checkpoint-9", BASE_SEC + 100, 0); /* planted, newer */
+	t_own(c, "checkpoint-9", OTHER_UID);
+	assert_int_equal(t_find(c), 1);
+	t_expect(c, "checkpoint-1");
+	assert_int_equal(t_warnings, 1);
+	assert_non_null(strstr(t_last_log, "checkpoint-9: owned by uid 65534, not by the job's user (uid 0) or root; skipped as if absent"));
+}
+
+static void test_another_users_link_entry_is_skipped(void **state)
+{
+	t_ctx *c = *state;
+
+	if (geteuid() != 0)
+		skip();
+	t_file(c, "checkpoint-1", BASE_SEC, 0);
+	t_file(c, "data-2", BASE_SEC + 100, 0);
+	/* Another user's link to the job's own file: not the job's choice. */
+	t_symlink(c, "data-2", "checkpoint-2");
+	t_own(c, "checkpoint-2", OTHER_UID);
+	assert_int_equal(t_find(c), 1);
+	t_expect(c, "checkpoint-1");
+	assert_non_null(strstr(t_last_log, "checkpoint-2: owned by uid 65534"));
+}
+
+static void test_entry_leading_to_another_users_file_is_skipped(void **state)
+{
+	t_ctx *c = *state;
+
+	if (geteuid() != 0)
+		skip();
+	t_file(c, "checkpoint-1", BASE_SEC, 0);
+	t_file(c, "data-2", BASE_SEC + 100, 0);
+	t_own(c, "data-2", OTHER_UID);
+	t_symlink(c, "data-2", "checkpoint-2");
+	assert_int_equal(t_find(c), 1);
+	t_expect(c, "checkpoint-1");
+	assert_non_null(strstr(t_last_log, "checkpoint-2: owned by uid 65534"));
+}
+
+static void test_only_other_users_entries_finds_none(void **state)
+{
+	t_ctx *c = *state;
+	char name[32];
+
+	if (geteuid() != 0)
+		skip();
+	for (int i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "checkpoint-%d", i);
+		t_file(c, name, BASE_SEC + i, 0);
+		t_own(c, name, i == 1 ? THIRD_UID : OTHER_UID);
+	}
+	assert_int_equal(t_find(c), 0);
+	/* One line for the first, one summary for all. */
+	assert_int_equal(t_warnings, 2);
+	assert_non_null(strstr(t_last_log, "3 entries owned by other users skipped as if absent"));
+}
+
+static void test_another_users_latest_is_ignored(void **state)
+{
+	t_ctx *c = *state;
+
+	if (geteuid() != 0)
+		skip();
+	t_file(c, "checkpoint-old", BASE_SEC, 0);
+	t_file(c, "checkpoint-new", BASE_SEC + 100, 0);
+	t_symlink(c, "checkpoint-old", LATEST);
+	t_own(c, LATEST, OTHER_UID);
+	assert_int_equal(t_find(c), 1);
+	t_expect(c, "checkpoint-new"); /* the scan decides */
+	assert_non_null(strstr(t_last_log, "checkpoint pointer "));
+	assert_non_null(strstr(t_last_log, "/latest: owned by uid 65534"));
+}
+
+static void test_latest_naming_another_users_entry_is_ignored(void **state)
+{
+	t_ctx *c = *state;
+	char p[PATH_MAX];
+
+	if (geteuid() != 0)
+		skip();
+	t_file(c, "checkpoint-1", BASE_SEC, 0);
+	t_file(c, "checkpoint-2", BASE_SEC + 100, 0);
+	t_own(c, "checkpoint-2", OTHER_UID);
+	/* The job's own pointer file, naming an entry another user put there. */
+	t_path(p, sizeof(p), c->ckdir, LATEST);
+	t_write(p, "checkpoint-2\n");
+	t_warnings = 0;
+	assert_int_equal(t_find(c), 1);
+	t_expect(c, "checkpoint-1");
+	assert_int_equal(t_warnings, 2); /* the pointer, then the scan's entry */
+	assert_non_null(strstr(t_last_log, "checkpoint-2: owned by uid 65534"));
+}
+
+/*
+ * The rule as the job's user (user_init): a forked child becomes nobody;
+ * nobody's own entry and root's newer one are handed out, a third user's
+ * newest one is not.
+ */
+static void test_job_users_and_roots_entries_are_handed_out(void **state)
+{
+	t_ctx *c = *state;
+	char out[RB_PATH_MAX] = "";
+	int fds[2], rc = 0, status;
+	pid_t pid;
+
+	if (geteuid() != 0)
+		skip();
+	t_file(c, "checkpoint-1", BASE_SEC, 0);
+	t_own(c, "checkpoint-1", OTHER_UID);
+	t_file(c, "checkpoint-2", BASE_SEC + 10, 0); /* root's */
+	t_file(c, "checkpoint-3", BASE_SEC + 20, 0);
+	t_own(c, "checkpoint-3", THIRD_UID);
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		rb_err err = { "" };
+		ssize_t w;
+
+		close(fds[0]);
+		if (setgroups(0, NULL) < 0 ||
+		    setresgid(65534, 65534, 65534) < 0 ||
+		    setresuid(OTHER_UID, OTHER_UID, OTHER_UID) < 0)
+			_exit(2);
+		rc = rb_checkpoint_find(c->root, "ckpts", PATTERN, LATEST, out,
+					sizeof(out), &err);
+		w = write(fds[1], &rc, sizeof(rc));
+		w += write(fds[1], out, strlen(out) + 1);
+		_exit(w > 0 ? 0 : 3);
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], &rc, sizeof(rc)), sizeof(rc));
+	assert_true(read(fds[0], out, sizeof(out) - 1) > 0);
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	assert_int_equal(rc, 1);
+	t_path(c->out, sizeof(c->out), c->ckdir, "checkpoint-2");
+	assert_string_equal(out, c->out);
+}
+
 /* --- read only ----------------------------------------------------------- */
 
 static uint64_t t_hash_file(const char *path)
@@ -860,6 +1022,13 @@ int main(void)
 		T(test_overlong_dir_path_is_error),
 		T(test_result_longer_than_out_is_error),
 		T(test_unreadable_dir_is_eacces_as_user),
+		T(test_another_users_newer_entry_is_skipped),
+		T(test_another_users_link_entry_is_skipped),
+		T(test_entry_leading_to_another_users_file_is_skipped),
+		T(test_only_other_users_entries_finds_none),
+		T(test_another_users_latest_is_ignored),
+		T(test_latest_naming_another_users_entry_is_ignored),
+		T(test_job_users_and_roots_entries_are_handed_out),
 		T(test_directory_unchanged_after_find),
 		T(test_2000_entries_newest_found),
 		T(test_scan_bound_stops_and_warns),

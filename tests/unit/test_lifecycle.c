@@ -343,6 +343,15 @@ static void test_ack_is_looked_for_as_the_job_user(void **state)
 	assert_int_equal(symlink("/etc/passwd", path), 0);
 	assert_int_equal(rb_ack_seen(path, NOBODY, NOBODY, rb_deadline_in(5000),
 				     &err), 0);
+	unlink(path);
+	/* a link someone else planted, to a file the user owns (issue 19) */
+	snprintf(hidden, sizeof(hidden), "%s/ckpt/users-own", wd);
+	touch_as(hidden, NOBODY);
+	assert_int_equal(symlink(hidden, path), 0);
+	assert_int_equal(rb_ack_seen(path, NOBODY, NOBODY, rb_deadline_in(5000),
+				     &err), 0);
+	unlink(path);
+	unlink(hidden);
 	/* a file of the user's, in a directory only root can search */
 	snprintf(hidden, sizeof(hidden), "%s/root-only", f->dir);
 	mkdir(hidden, 0700);
