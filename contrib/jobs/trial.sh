@@ -92,12 +92,18 @@ while ((step < STEPS)); do
     sleep "$CKPT_EVERY" & wait $!          # wait is interruptible by the trap
     step=$((step + 1))
     # Atomic checkpoint: complete temp file, then rename.  (*.tmp names are
-    # ignored by restore_budget.)
-    printf '%s\n' "$step" >"$DIR/checkpoint-$step.tmp" &&
-        mv -f "$DIR/checkpoint-$step.tmp" "$DIR/checkpoint-$step" || exit 1
-    # Atomic "latest": a new symlink under a temp name, renamed over the old.
-    ln -sfn "checkpoint-$step" "$DIR/latest.tmp" &&
-        mv -T "$DIR/latest.tmp" "$DIR/latest" || exit 1
+    # ignored by restore_budget.)  The temp names are mktemp's, created
+    # exclusively under a random name, so a name another user planted in a
+    # shared directory is never written through (README, "A shared
+    # checkpoint directory").
+    tmp=$(mktemp "$DIR/.checkpoint-$step.XXXXXXXXXX.tmp") &&
+        printf '%s\n' "$step" >"$tmp" &&
+        mv -f "$tmp" "$DIR/checkpoint-$step" || exit 1
+    # Atomic "latest": a new symlink under a temp name, renamed over the old
+    # (mktemp -u: a name no entry has; ln without -f fails if one appears).
+    tmp=$(mktemp -u "$DIR/.latest.XXXXXXXXXX.tmp") &&
+        ln -sn "checkpoint-$step" "$tmp" &&
+        mv -T "$tmp" "$DIR/latest" || exit 1
     log "checkpoint step $step"
 done
 
