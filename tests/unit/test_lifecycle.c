@@ -660,6 +660,49 @@ static void test_attempt_order_never_resets_the_same_job(void **state)
 	assert_string_equal(read_rec(f, 96).submission, "rb1:ffff");
 }
 
+static int find_report(const char *line, bool ok, void *ctx)
+{
+	void **args = ctx;
+
+	if (ok && strstr(line, "kind=report") && strstr(line, args[0]))
+		(*(int *)args[1])++;
+	return 0;
+}
+
+/* Rule: every text the plugin writes carries any byte, and a value too long
+ * for its line keeps the job tracked (docs/security.md, "Names"): a report
+ * of two paths at their longest, each escaped to 3 bytes a byte, is
+ * recorded (before: "event line too long", the update failed) with the
+ * value that does not fit as its digest; the record keeps both whole. */
+static void test_event_of_the_longest_names_keeps_the_job_tracked(void **state)
+{
+	fixture *f = *state;
+	rb_job_info j = job_info(97, 0);
+	static char ckpt[RB_PATH_MAX], from[RB_PATH_MAX];
+	rb_handed h = { ckpt, { 0 }, from };
+	rb_ledger *l;
+	rb_err err;
+	int found = 0;
+
+	memset(ckpt, '\n', sizeof(ckpt) - 1);
+	ckpt[0] = '/';
+	memset(from, '\x01', sizeof(from) - 1);
+	from[0] = '/';
+	j.work_dir = ckpt;
+	start_job(f, &j);
+	if (rb_lifecycle_report_handed(f->cfg, CLUSTER, 97, 0,
+				       RB_PHASE_RESTORING, &h, &err) != 0)
+		fail_msg("report: %s", err.msg);
+	assert_string_equal(read_rec(f, 97).budget.cur.checkpoint, ckpt);
+	assert_string_equal(read_rec(f, 97).work_dir, ckpt);
+	assert_int_equal(rb_ledger_open(f->dir, CLUSTER, RB_LEDGER_READ, &l, &err), 0);
+	assert_int_equal(rb_ledger_events(l, 97, find_report,
+					  (void *[]){ "fallback_from=rb-digest:", &found },
+					  &err), 0);
+	rb_ledger_close(l);
+	assert_int_equal(found, 1);
+}
+
 static void test_record_names_another_job(void **state)
 {
 	rb_record *r = calloc(1, sizeof(*r));
@@ -794,6 +837,7 @@ int main(void)
 		T(test_reused_job_id_never_continues_an_older_submissions_record),
 		T(test_rebuilt_identity_at_the_ended_attempt_is_a_new_job),
 		T(test_attempt_order_never_resets_the_same_job),
+		T(test_event_of_the_longest_names_keeps_the_job_tracked),
 	};
 	return cmocka_run_group_tests_name("lifecycle", tests, NULL, NULL);
 }
