@@ -11,6 +11,11 @@
 #   B: on_error = "closed".  The same two names with a job that exits 0: the
 #      first attempt runs and completes (before: refused as an internal
 #      error).
+#   C: on_error = "closed", and no prolog can note a job (run_dir made
+#      0755, an admin's slip): the batch step finds neither a note nor a
+#      record and begins the record itself; the next attempt is caught up
+#      and refused like the control (before: attempt 0 refused as an
+#      internal error).
 . "$(dirname "$0")/lib.sh"
 T0=$SECONDS
 
@@ -38,11 +43,12 @@ mkdir -p "$NL" && chown "$RB_USER": "$NL" || fail "mkdir the newline dir"
 rb_log "long work dir: ${#LONG} bytes"
 expect "the long work dir's length" "${#LONG}" 4096
 
-# submit TAG DIR CODES - a job in DIR exiting with CODES (exitjob.sh);
-# prints its id.
+# submit TAG DIR CODES [SBATCH-ARGS...] - a job in DIR exiting with CODES
+# (exitjob.sh); prints its id.
 submit() {
-    TRIAL_EXIT_CODES=$3 submit_as_user -p low --chdir="$2" \
-        --output="$OUT/$1-%j.out" "$RB_ROOT/tests/integration/jobs/exitjob.sh"
+    local tag=$1 dir=$2 codes=$3; shift 3
+    TRIAL_EXIT_CODES=$codes submit_as_user -p low --chdir="$dir" \
+        --output="$OUT/$tag-%j.out" "$@" "$RB_ROOT/tests/integration/jobs/exitjob.sh"
 }
 
 # refused_at_1 TAG JOB - the job's budget is spent by attempt 0's failure:
@@ -63,7 +69,8 @@ refused_at_1() {
 }
 
 jc=$(submit control "$RB_CLUSTER_DIR/work/default" 42) || fail "A: sbatch control"
-jn=$(submit newline "$NL" 42) || fail "A: sbatch newline"
+# (the newline job also names a checkpoint dir with a newline)
+jn=$(submit newline "$NL" 42 --checkpoint-dir=$'ck\nx') || fail "A: sbatch newline"
 jl=$(submit long "$LONG" 42) || fail "A: sbatch long"
 rb_log "A: control $jc, newline $jn, long $jl"
 refused_at_1 control "$jc"
@@ -73,6 +80,7 @@ refused_at_1 long "$jl"
 # its digest (a cut path could name another directory)
 expect "A newline: the record's work_dir" "$(rec_get "$jn" work_dir)" \
     "$RB_CLUSTER_DIR/work/nl%0Aattempt%3D0"
+expect "A newline: the record's checkpoint_dir" "$(rec_get "$jn" checkpoint_dir)" "ck%0Ax"
 expect_match "A long: the record's work_dir is a digest" "$(rec_get "$jl" work_dir)" \
     "^rb-digest:[0-9a-f]{16}:${#LONG}\$"
 check "A long: slurmd.log says the work dir was replaced" \
@@ -95,6 +103,27 @@ for tag in newline long; do
     expect "B $tag: attempt 0 ended completed" "$(ev_get "$j" end 0 end)" completed
     expect "B $tag: its script ran" "$(out_attempts "$OUT/closed-$tag-$j.out" | tr '\n' ' ')" "0 "
 done
+
+# Up to here the plugin logged no error; C makes it log some (run_dir).
+errs=$(grep -E 'error: .*restore_budget: ' "$RB_CLUSTER_DIR"/log/slurmd.log 2>/dev/null | head -n 5)
+expect "A, B: no restore_budget error in slurmd.log" "$errs" ""
+RB_EXPECT_PLUGIN_ERRORS=1
+
+# ---- C: neither a note nor a record --------------------------------------------
+check "C: run_dir made 0755: no prolog can note a job" chmod 0755 "$RB_RUN_DIR"
+j=$(submit no-note "$RB_CLUSTER_DIR/work/default" "42 42") || fail "C: sbatch"
+check "C: job $j ends" wait_state "$j" 'FAILED|COMPLETED|CANCELLED' 60
+expect "C: JobState" "$(job_field "$j" JobState)" FAILED
+expect "C: ExitCode (refused)" "$(job_field "$j" ExitCode)" "1:0"
+expect "C: attempt 0 recorded by the batch step" "$(ev_get "$j" start 0 decision)" run
+expect "C: attempt 0's end recorded" "$(ev_get "$j" end 0 end)" failed:42
+expect "C: attempt 1 refused in the ledger" "$(ev_get "$j" start 1 decision)" refuse
+expect "C: record's uid" "$(rec_get "$j" uid)" "$(id -u "$RB_USER")"
+expect "C: attempts whose script ran" "$(out_attempts "$OUT/no-note-$j.out" | tr '\n' ' ')" "0 "
+check "C: slurmd.log says the batch step began the record" \
+    grep -q "job $j: no note from the prolog and no record: the batch step begins the record" \
+    "$RB_CLUSTER_DIR/log/slurmd.log"
+chmod 0700 "$RB_RUN_DIR"
 
 measure "duration=$((SECONDS - T0))s"
 rb_final_checks
