@@ -93,15 +93,28 @@ check "B: config switched to on_error = closed" rb_write_config 'max_failures = 
 restore_retry_num = 1;
 restore_timeout = 0;
 on_error = "closed";'
+# The newline job of B also finds a checkpoint whose name holds a newline
+# in its checkpoint dir: it is handed out, recorded and reported escaped.
+CK=$NL/ck$'\n'y
+CKF=$CK/checkpoint-1$'\n'attempt=0
+runuser -u "$RB_USER" -- mkdir "$CK" && runuser -u "$RB_USER" -- touch "$CKF" ||
+    fail "B: plant the checkpoint"
+CKF_ESC="$RB_CLUSTER_DIR/work/nl%0Aattempt%3D0/ck%0Ay/checkpoint-1%0Aattempt%3D0"
 for tag in newline long; do
-    dir=$NL; [[ $tag == long ]] && dir=$LONG
-    j=$(submit "closed-$tag" "$dir" 0) || { fail "B $tag: sbatch"; continue; }
+    dir=$NL args=(--checkpoint-dir=$'ck\ny')
+    [[ $tag == long ]] && dir=$LONG args=()
+    j=$(submit "closed-$tag" "$dir" 0 "${args[@]}") || { fail "B $tag: sbatch"; continue; }
     check "B $tag: job $j ends" wait_state "$j" 'FAILED|COMPLETED|CANCELLED' 60
     expect "B $tag: JobState" "$(job_field "$j" JobState)" COMPLETED
     expect "B $tag: ExitCode" "$(job_field "$j" ExitCode)" "0:0"
     expect "B $tag: attempt 0 recorded" "$(ev_get "$j" start 0 decision)" run
     expect "B $tag: attempt 0 ended completed" "$(ev_get "$j" end 0 end)" completed
     expect "B $tag: its script ran" "$(out_attempts "$OUT/closed-$tag-$j.out" | tr '\n' ' ')" "0 "
+    [[ $tag == newline ]] || continue
+    expect "B newline: attempt 0 handed the checkpoint" "$(ev_get "$j" report 0 checkpoint)" "$CKF_ESC"
+    expect "B newline: the record's cur.checkpoint" "$(rec_get "$j" cur.checkpoint)" "$CKF_ESC"
+    check "B newline: the job's RESTORE_BUDGET_CHECKPOINT names it whole" \
+        grep -qxF "trial:   RESTORE_BUDGET_CHECKPOINT=$CK/checkpoint-1" "$OUT/closed-$tag-$j.out"
 done
 
 # Up to here the plugin logged no error; C makes it log some (run_dir).
