@@ -136,6 +136,13 @@ expect "C: attempts whose script ran" "$(out_attempts "$OUT/no-note-$j.out" | tr
 check "C: slurmd.log says the batch step began the record" \
     grep -q "job $j: no note from the prolog and no record: the batch step begins the record" \
     "$RB_CLUSTER_DIR/log/slurmd.log"
+# an array task begun the same way keeps its array's ids
+ja=$(submit no-note-task "$RB_CLUSTER_DIR/work/default" 0 --array=5) || fail "C: sbatch --array=5"
+check "C: array task $ja ends" wait_state "$ja" 'FAILED|COMPLETED|CANCELLED' 60
+expect "C: array task: JobState" "$(job_field "$ja" JobState)" COMPLETED
+expect "C: array task: attempt 0 recorded by the batch step" "$(ev_get "$ja" start 0 decision)" run
+expect "C: array task: record's array_job_id" "$(rec_get "$ja" array_job_id)" "$(job_field "$ja" ArrayJobId)"
+expect "C: array task: record's array_task_id" "$(rec_get "$ja" array_task_id)" 5
 chmod 0700 "$RB_RUN_DIR"
 
 measure "duration=$((SECONDS - T0))s"
