@@ -67,9 +67,15 @@ bool rb_record_names_another_job(const rb_record *rec, uint32_t uid,
 	*why = NULL;
 	if (rec->uid != uid)
 		*why = "uid";
-	else if (same_kind(rec->submission, submission))
-		*why = strcmp(rec->submission, submission) ? "submission" : NULL;
-	else if (cur->attempt >= 0 && attempt <= cur->attempt &&
+	else if (same_kind(rec->submission, submission) &&
+		 strcmp(rec->submission, submission) != 0)
+		*why = "submission";
+	/* The attempt order holds whatever the identities say: the user
+	 * chooses their job's identity and can send an old one again
+	 * (docs/security.md, "Job identity"). */
+	else if (cur->attempt >= 0 && attempt < cur->attempt)
+		*why = "attempt_below";
+	else if (cur->attempt >= 0 && attempt == cur->attempt &&
 		 cur->end != RB_END_NONE)
 		*why = "attempt_ended";
 	return *why != NULL;

@@ -146,7 +146,7 @@ void rb_ledger_close(rb_ledger *l)
 /*
  * Read a record file (fd) whole: up to RB_RECORD_TEXT_MAX + 1 bytes, one
  * more than a record may have, so that one that grew after fstat is still
- * caught as too big. Into `small` first (a record is ~1 KiB): a 64 KiB
+ * caught as too big. Into `small` first (a record is ~1 KiB): a 128 KiB
  * malloc+free per read made glibc trim and regrow its heap (brk) on every
  * event; *big (freed by the caller) only when it does not fit. A short read
  * of a regular file is its end: no extra read() just to hear 0. *text and
@@ -337,7 +337,7 @@ static int stamp_record(rb_job *j, rb_record *rec, const char *name,
  * would refuse (e.g. a counter out of range), or the job would lose its
  * budget history. A record is ~1 KiB: it is formatted into small, and only
  * if it does not fit there into *big, of the largest size a record may
- * have (a 64 KiB malloc+free per write made glibc trim its heap each
+ * have (a 128 KiB malloc+free per write made glibc trim its heap each
  * time). Returns the length (*text: which buffer) or -1.
  */
 static ssize_t format_checked(rb_job *j, const rb_record *rec,

@@ -66,12 +66,27 @@ static void ev_raw(event_line *e, const char *key, const char *value)
 	e->buf[e->len] = '\0';
 }
 
+/* Bytes an event keeps for its fields after its last string value. */
+#define EV_RESERVE 1024
+
+/* A string value, escaped (any byte round-trips). One that would leave the
+ * line no room for the fields after it (two longest paths, each escaped to
+ * 3 bytes a byte) is replaced by its digest and logged: an event that does
+ * not fit would fail the update, and the job must stay tracked
+ * (docs/security.md, "Names"). */
 static void ev_str(event_line *e, const char *key, const char *value)
 {
+	const char *v = value ? value : "";
 	char esc[3 * RB_PATH_MAX + 1];
+	ssize_t n = rb_kv_escape(v, esc, sizeof(esc));
 
-	if (rb_kv_escape(value ? value : "", esc, sizeof(esc)) < 0)
-		rb_strlcpy(esc, "(too-long)", sizeof(esc));
+	if (n < 0 || e->len + strlen(key) + (size_t)n + 2 + EV_RESERVE >=
+			     sizeof(e->buf)) {
+		snprintf(esc, sizeof(esc), "rb-digest:%016" PRIx64 ":%zu",
+			 rb_checksum(v, strlen(v)), strlen(v));
+		rb_log(RB_LOG_WARNING, "an event's %s of %zu bytes does not fit its line: logged as %s",
+		       key, strlen(v), esc);
+	}
 	ev_raw(e, key, esc);
 }
 

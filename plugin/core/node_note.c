@@ -7,6 +7,7 @@
  * (docs/security.md, "Trust").
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,8 +19,14 @@
 #include "node_note.h"
 #include "trust.h"
 
-#define NOTE_MAX 8192 /* a note is well under: 6 strings of bounded length */
+/* Every value escaped (rb_kv_escape: at most 3 bytes a byte) and at most
+ * its field's size (rb_note_job): a work dir, three names, a submission,
+ * three numbers and the keys fit. */
+#define NOTE_MAX (3 * (RB_PATH_MAX + 3 * RB_NAME_MAX) + RB_SUBMISSION_MAX + 512)
 #define NOTE_NAME_MAX (2 * RB_NAME_MAX + 32)
+/* The first line of a note whose values are escaped; a note without it
+ * (written by a prolog of before 2026-12) holds them raw. */
+#define NOTE_V2 "note=2"
 
 /* "<host>.<cluster>.<job>.<kind>"; -1 if a part could name another file. */
 static int note_name(const char *host, const char *cluster, uint32_t job_id,
@@ -75,40 +82,94 @@ static int open_or_make_run_dir(const char *run_dir, rb_err *err)
 	return open_run_dir(run_dir, err);
 }
 
-/* One "key=value" line; -1 if the value would break the format. */
+/* One "key=value" line, the value escaped (any byte a path may hold
+ * round-trips, docs/security.md "Names"); -1 if the note is full. */
 static int put(char *buf, size_t len, size_t *used, const char *key,
 	       const char *value)
 {
-	int n;
+	size_t klen = strlen(key);
+	ssize_t n;
 
-	if (strchr(value, '\n'))
+	if (len - *used < klen + 3)
 		return -1;
-	n = snprintf(buf + *used, len - *used, "%s=%s\n", key, value);
-	if (n < 0 || (size_t)n >= len - *used)
+	memcpy(buf + *used, key, klen);
+	buf[*used + klen] = '=';
+	n = rb_kv_escape(value, buf + *used + klen + 1,
+			 len - *used - klen - 2);
+	if (n < 0)
 		return -1;
-	*used += (size_t)n;
+	*used += klen + 1 + (size_t)n;
+	buf[(*used)++] = '\n';
+	buf[*used] = '\0';
 	return 0;
+}
+
+int rb_note_fit(const char *value, size_t size, char *out)
+{
+	size_t n = strlen(value);
+	uint64_t sum;
+
+	if (n < size) {
+		memcpy(out, value, n + 1);
+		return 0;
+	}
+	/* not a path (no '/'), nor a name the config could list: a cut path
+	 * could name another directory, a cut name another partition */
+	sum = rb_checksum(value, n);
+	snprintf(out, size, "rb-digest:%016" PRIx64 ":%zu", sum, n);
+	return 1;
+}
+
+/* The job's text values, each within what its reader keeps (rb_note_job's
+ * buffers); an over-long one is replaced by its digest and said in the
+ * log, so the job stays tracked (docs/security.md, "Names"). */
+static void fit_values(const rb_job_info *job, rb_note_job *fit)
+{
+	const struct {
+		const char *key, *value;
+		char *out;
+		size_t size;
+	} v[] = {
+		{ "user", job->user, fit->user, sizeof(fit->user) },
+		{ "partition", job->partition, fit->partition,
+		  sizeof(fit->partition) },
+		{ "account", job->account, fit->account, sizeof(fit->account) },
+		{ "work_dir", job->work_dir, fit->work_dir,
+		  sizeof(fit->work_dir) },
+		{ "submission", job->submission, fit->submission,
+		  sizeof(fit->submission) },
+	};
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (rb_note_fit(v[i].value ? v[i].value : "", v[i].size,
+				v[i].out) > 0)
+			rb_log(RB_LOG_WARNING, "job %" PRIu32 ": its %s of %zu bytes is longer than the ledger keeps (%zu): kept as %s; the job stays tracked",
+			       job->job_id, v[i].key, strlen(v[i].value),
+			       v[i].size - 1, v[i].out);
 }
 
 static int format_note(const rb_job_info *job, char *buf, size_t len,
 		       size_t *used)
 {
+	static rb_note_job fit; /* 5 KB: off the prolog's stack */
 	char num[3][24];
 
+	fit_values(job, &fit);
 	snprintf(num[0], sizeof(num[0]), "%" PRId64, job->attempt);
 	snprintf(num[1], sizeof(num[1]), "%" PRIu32, job->uid);
 	snprintf(num[2], sizeof(num[2]), "%" PRIu32, job->gid);
-	*used = 0;
+	*used = strlen(NOTE_V2 "\n");
+	if (*used >= len)
+		return -1;
+	memcpy(buf, NOTE_V2 "\n", *used + 1);
 	if (put(buf, len, used, "attempt", num[0]) < 0 ||
 	    put(buf, len, used, "uid", num[1]) < 0 ||
 	    put(buf, len, used, "gid", num[2]) < 0 ||
-	    put(buf, len, used, "user", job->user ? job->user : "") < 0 ||
-	    put(buf, len, used, "partition",
-		job->partition ? job->partition : "") < 0 ||
-	    put(buf, len, used, "account", job->account ? job->account : "") < 0 ||
-	    put(buf, len, used, "work_dir", job->work_dir ? job->work_dir : "") < 0 ||
-	    put(buf, len, used, "submission",
-		job->submission ? job->submission : "") < 0)
+	    put(buf, len, used, "user", fit.user) < 0 ||
+	    put(buf, len, used, "partition", fit.partition) < 0 ||
+	    put(buf, len, used, "account", fit.account) < 0 ||
+	    put(buf, len, used, "work_dir", fit.work_dir) < 0 ||
+	    put(buf, len, used, "submission", fit.submission) < 0)
 		return -1;
 	return 0;
 }
@@ -194,10 +255,19 @@ static int parse_number(const char *v, int64_t max, int64_t *out)
 	return 0;
 }
 
+/* A value into its field: unescaped (a note of this version) or as it is
+ * (an older prolog's); -1 if it does not fit or is not well formed. */
+static int store(const note_field *f, const char *v, bool escaped)
+{
+	if (!escaped)
+		return rb_strlcpy(f->dst, v, f->len);
+	return rb_kv_unescape(v, strlen(v), f->dst, f->len) < 0 ? -1 : 0;
+}
+
 /* key=value into the matching field; -1 for an unknown key or a value
  * that does not fit. */
 static int parse_line(char *line, rb_note_job *out, const note_field *f,
-		      size_t nf)
+		      size_t nf, bool escaped)
 {
 	char *eq = strchr(line, '=');
 	int64_t n;
@@ -207,7 +277,7 @@ static int parse_line(char *line, rb_note_job *out, const note_field *f,
 	*eq++ = '\0';
 	for (size_t i = 0; i < nf; i++)
 		if (strcmp(line, f[i].key) == 0)
-			return rb_strlcpy(f[i].dst, eq, f[i].len);
+			return store(&f[i], eq, escaped);
 	if (parse_number(eq, strcmp(line, "attempt") == 0 ? INT32_MAX :
 			 UINT32_MAX, &n) < 0)
 		return -1;
@@ -231,12 +301,15 @@ static int parse_note(char *text, rb_note_job *out)
 		{ "work_dir", out->work_dir, sizeof(out->work_dir) },
 		{ "submission", out->submission, sizeof(out->submission) },
 	};
+	size_t v2 = strlen(NOTE_V2 "\n");
+	bool escaped = strncmp(text, NOTE_V2 "\n", v2) == 0;
 	char *save = NULL;
 
 	out->job.attempt = -1;
-	for (char *l = strtok_r(text, "\n", &save); l;
+	for (char *l = strtok_r(text + (escaped ? v2 : 0), "\n", &save); l;
 	     l = strtok_r(NULL, "\n", &save))
-		if (parse_line(l, out, f, sizeof(f) / sizeof(f[0])) < 0)
+		if (parse_line(l, out, f, sizeof(f) / sizeof(f[0]),
+			       escaped) < 0)
 			return -1;
 	return out->job.attempt < 0 ? -1 : 0;
 }
@@ -256,7 +329,7 @@ static void link_strings(rb_note_job *out)
 
 static int read_note(int dfd, const char *name, rb_note_job *out)
 {
-	char text[NOTE_MAX];
+	static char text[NOTE_MAX]; /* 15 KB: off the batch step's stack */
 	ssize_t n;
 	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 

@@ -41,7 +41,14 @@ typedef enum {
 			  * notes (just upgraded); the ledger must decide */
 } rb_note_state;
 
-/* Prolog: note the job on this node (host = this node's name). */
+/* value into out (size bytes): as it is if it fits, else replaced by
+ * "rb-digest:<16 hex of rb_checksum>:<length>", which is no path and no
+ * name a config lists. 0 kept, 1 replaced. (docs/security.md, "Names") */
+int rb_note_fit(const char *value, size_t size, char *out);
+
+/* Prolog: note the job on this node (host = this node's name). Every value
+ * is escaped, so any byte a path or name may hold round-trips; a value
+ * longer than rb_note_job keeps is replaced (rb_note_fit) and logged. */
 int rb_note_write(const char *run_dir, const char *host,
 		  const rb_job_info *job, rb_err *err);
 

@@ -25,7 +25,11 @@
 #define RB_NAME_MAX 256
 /* A job's submission identity: printable, no spaces (rb_submission_ok). */
 #define RB_SUBMISSION_MAX 80
-#define RB_RECORD_TEXT_MAX (64L * 1024)
+/* Every string field at its longest, of bytes escaped to 3 each (five paths,
+ * the fallback's bad list, the names): ~80 KiB; a record that could not be
+ * written would leave its job untracked (docs/security.md, "Names"). Was
+ * 64 KiB before 2026-12. */
+#define RB_RECORD_TEXT_MAX (128L * 1024)
 
 /* Checkpoint fallback (docs/rule.md, "Checkpoint fallback"): at most
  * RB_FALLBACK_BAD_MAX checkpoints marked bad, oldest dropped first (fewer

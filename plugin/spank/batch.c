@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -140,6 +141,9 @@ static int catch_up_start(const rb_config *cfg, rb_record *rec,
 	job.partition = rec->partition[0] ? rec->partition : NULL;
 	job.account = rec->account[0] ? rec->account : NULL;
 	job.work_dir = rec->work_dir;
+	job.submission = rec->submission[0] ? rec->submission : NULL;
+	job.array_job_id = rec->array_job_id;
+	job.array_task_id = rec->array_task_id;
 	job.checkpoint_dir = ckpt_dir[0] ? ckpt_dir : NULL;
 	job.options = *opts;
 	job.now = time(NULL);
@@ -284,8 +288,54 @@ static void choose_checkpoint(const rb_config *cfg, const rb_record *rec,
 		   sizeof(step.checkpoint));
 }
 
+/* The job as the batch step sees it, for a record it starts: neither a
+ * note nor a record (the prolog could not note the job: docs/security.md,
+ * "Names"). The work dir is not in the step's view: "" (unknown). */
+static void record_of_step(spank_t sp, rb_record *rec)
+{
+	char nonce[RB_SUBMISSION_MAX] = "", sluid[RB_SUBMISSION_MAX] = "";
+	static const struct {
+		const char *var;
+		size_t off;
+	} names[] = {
+		{ "SLURM_JOB_USER", offsetof(rb_record, user) },
+		{ "SLURM_JOB_PARTITION", offsetof(rb_record, partition) },
+		{ "SLURM_JOB_ACCOUNT", offsetof(rb_record, account) },
+	};
+	uid_t uid = 0;
+	gid_t gid = 0;
+
+	rb_record_init(rec);
+	rb_strlcpy(rec->cluster, step.cluster, sizeof(rec->cluster));
+	rec->job_id = step.job_id;
+	spank_get_item(sp, S_JOB_UID, &uid);
+	spank_get_item(sp, S_JOB_GID, &gid);
+	rec->uid = (uint32_t)uid;
+	rec->gid = (uint32_t)gid;
+	/* an array task's ids (0 and 0 for a job that is not one) */
+	if (spank_get_item(sp, S_JOB_ARRAY_ID, &rec->array_job_id) !=
+		    ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &rec->array_task_id) !=
+		    ESPANK_SUCCESS || !rec->array_job_id)
+		rec->array_job_id = rec->array_task_id = 0;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (spank_getenv(sp, names[i].var, (char *)rec + names[i].off,
+				 RB_NAME_MAX) != ESPANK_SUCCESS)
+			((char *)rec + names[i].off)[0] = '\0';
+	if (spank_getenv(sp, "SLURM_SPANK_" RB_SUBMISSION_VAR, nonce,
+			 sizeof(nonce)) != ESPANK_SUCCESS)
+		nonce[0] = '\0';
+	if (spank_getenv(sp, "SLURM_JOB_SLUID", sluid, sizeof(sluid)) !=
+	    ESPANK_SUCCESS)
+		sluid[0] = '\0';
+	rb_submission_of(nonce, sluid, rec->submission,
+			 sizeof(rec->submission));
+	rec->budget.cur.end = RB_END_COMPLETED; /* catch_up_start: a new one */
+}
+
 /* This job's record, caught up if Slurm ran this attempt without a
- * prolog. 0, or -1 (said why; on_error applied or nothing to export). */
+ * prolog, begun if there is none. 0, or -1 (said why; on_error applied or
+ * nothing to export). */
 static int read_this_jobs_record(spank_t sp, const rb_config *cfg,
 				 const rb_overrides *opts,
 				 const char *ckpt_dir, rb_record *rec)
@@ -294,12 +344,17 @@ static int read_this_jobs_record(spank_t sp, const rb_config *cfg,
 	int rc;
 
 	rc = rb_lifecycle_read(cfg, step.cluster, step.job_id, rec, &err);
-	if (rc != 0) {
-		step_error(cfg, rc > 0 ? "no ledger record (the prolog did not record this attempt)" :
-					 err.msg);
+	if (rc < 0) {
+		step_error(cfg, err.msg);
 		return -1;
 	}
-	if (record_is_another_jobs(sp, rec)) {
+	if (rc > 0) {
+		/* no note, no record: a first attempt is never untracked or
+		 * refused for that; begin the record here */
+		rb_log(RB_LOG_WARNING, "job %u: no note from the prolog and no record: the batch step begins the record",
+		       step.job_id);
+		record_of_step(sp, rec);
+	} else if (record_is_another_jobs(sp, rec)) {
 		step_error(cfg, "the ledger's record with this job id is another job's (the prolog did not record this one)");
 		return -1;
 	}

@@ -45,11 +45,39 @@ static void submission_identity_prefers_the_plugins_own(void **state)
 	assert_null(rb_submission_of(NULL, NULL, buf, sizeof(buf)));
 }
 
+/* Rule: a reused job id never continues an older submission's record, even
+ * when the user sends the old identity again: the attempt order applies
+ * whatever the identities say (docs/security.md, "Job identity"). */
+static void reused_job_id_never_continues_an_older_submissions_record(void **state)
+{
+	rb_record r;
+	const char *why;
+
+	(void)state;
+	rb_record_init(&r);
+	r.uid = 5;
+	strcpy(r.submission, "rb1:0123");
+	r.budget.cur.attempt = 6;
+	r.budget.cur.end = RB_END_FAILED;
+	assert_true(rb_record_names_another_job(&r, 5, "rb1:0123", 0, &why));
+	assert_string_equal(why, "attempt_below");
+	assert_true(rb_record_names_another_job(&r, 5, "rb1:0123", 6, &why));
+	assert_string_equal(why, "attempt_ended");
+	/* the same job's next attempt, and the batch step (no attempt) */
+	assert_false(rb_record_names_another_job(&r, 5, "rb1:0123", 7, &why));
+	assert_false(rb_record_names_another_job(&r, 5, "rb1:0123", INT64_MAX,
+						 &why));
+	/* a repeated start of a running attempt is the same job */
+	r.budget.cur.end = RB_END_NONE;
+	assert_false(rb_record_names_another_job(&r, 5, "rb1:0123", 6, &why));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(new_submission_identity_is_random_and_well_formed),
 		cmocka_unit_test(submission_identity_prefers_the_plugins_own),
+		cmocka_unit_test(reused_job_id_never_continues_an_older_submissions_record),
 	};
 	return cmocka_run_group_tests_name("identity", tests, NULL, NULL);
 }

@@ -20,6 +20,7 @@
 #include "ledger.h"
 #include "lifecycle.h"
 #include "ack.h"
+#include "step.h"
 
 #define CLUSTER "testc"
 #define CKPT "/home/u/ckpt/checkpoint-3"
@@ -575,7 +576,7 @@ static void test_reused_job_id_of_the_same_user_starts_a_new_budget(void **state
 
 	exhaust(f, 91, NULL);
 	j = job_info(91, 0);
-	assert_new_job(f, 91, &j, "attempt_ended");
+	assert_new_job(f, 91, &j, "attempt_below");
 }
 
 /* With submission identities the answer needs no attempt numbers: a new
@@ -590,16 +591,125 @@ static void test_submission_identity_tells_jobs_with_one_id_apart(void **state)
 
 	j.submission = "rb1:aaaa";
 	start_job(f, &j);
-	rb_lifecycle_epilog(f->cfg, CLUSTER, 92, 0, 0, 0, NULL, 1, &err);
-	/* a late prolog of the same job and attempt: a duplicate */
+	/* a repeated start of the same job and attempt: a duplicate */
 	assert_int_equal(rb_lifecycle_start(f->cfg, &j, &res, NULL, &err), 0);
 	assert_true(res.duplicate);
+	rb_lifecycle_epilog(f->cfg, CLUSTER, 92, 0, 0, 0, NULL, 1, &err);
 	j.attempt = 1;
 	start_job(f, &j); /* attempt 1 starts, never ends (node died) */
 	j = job_info(92, 0);
 	j.submission = "rb1:bbbb";
 	assert_new_job(f, 92, &j, "submission");
 	assert_string_equal(read_rec(f, 92).submission, "rb1:bbbb");
+}
+
+/* Rule: a reused job id never continues an older submission's record, even
+ * when the user sends the old submission identity again (docs/security.md,
+ * "Job identity"): its attempts at or below the old record's are a new
+ * job's, charged and recorded, never duplicates. */
+static void test_reused_job_id_never_continues_an_older_submissions_record(void **state)
+{
+	fixture *f = *state;
+	rb_job_info j;
+	int64_t last;
+
+	last = exhaust(f, 93, "rb1:cccc");
+	assert_true(last >= 2);
+	j = job_info(93, 0);
+	j.submission = "rb1:cccc"; /* rebuilt by the user */
+	assert_new_job(f, 93, &j, "attempt_below");
+	assert_int_equal(read_rec(f, 93).budget.cur.attempt, 0);
+}
+
+/* The same, when the new job's attempt equals the old record's ended one. */
+static void test_rebuilt_identity_at_the_ended_attempt_is_a_new_job(void **state)
+{
+	fixture *f = *state;
+	rb_job_info j;
+	int64_t last = exhaust(f, 95, "rb1:eeee");
+
+	j = job_info(95, last);
+	j.submission = "rb1:eeee";
+	assert_new_job(f, 95, &j, "attempt_ended");
+}
+
+/* The attempt order never resets a legitimate job: a repeated start of the
+ * running attempt is a duplicate, and the batch step's catch-up (an
+ * attempt Slurm ran without a prolog) continues the record. */
+static void test_attempt_order_never_resets_the_same_job(void **state)
+{
+	fixture *f = *state;
+	rb_job_info j = job_info(96, 0);
+	rb_start_result res;
+	rb_record rec;
+	rb_err err;
+
+	j.submission = "rb1:ffff";
+	start_job(f, &j);
+	rb_lifecycle_epilog(f->cfg, CLUSTER, 96, 0, 42, 0, NULL, 1, &err);
+	j.attempt = 1;
+	start_job(f, &j);
+	assert_int_equal(rb_lifecycle_start(f->cfg, &j, &res, NULL, &err), 0);
+	assert_true(res.duplicate);
+	rb_lifecycle_epilog(f->cfg, CLUSTER, 96, 2, 0, 0, NULL, 1, &err);
+	rec = read_rec(f, 96);
+	assert_int_equal(rec.budget.failures, 1);
+	/* no prolog for the next attempt: the controller says 2 (or is not
+	 * reachable: -1) */
+	for (int64_t count = -1; count <= 2; count += 3) {
+		rec = read_rec(f, 96);
+		j.attempt = rb_step_catch_up_attempt(count, &rec);
+		assert_int_equal(rb_lifecycle_start(f->cfg, &j, &res, &rec, &err), 0);
+		assert_false(res.duplicate);
+		assert_int_equal(rec.budget.failures, 1);
+		assert_int_equal(rec.budget.cur.attempt, j.attempt);
+		rb_lifecycle_epilog(f->cfg, CLUSTER, 96, j.attempt + 1, 0, 0,
+				    NULL, 1, &err);
+	}
+	assert_string_equal(read_rec(f, 96).submission, "rb1:ffff");
+}
+
+static int find_report(const char *line, bool ok, void *ctx)
+{
+	void **args = ctx;
+
+	if (ok && strstr(line, "kind=report") && strstr(line, args[0]))
+		(*(int *)args[1])++;
+	return 0;
+}
+
+/* Rule: every text the plugin writes carries any byte, and a value too long
+ * for its line keeps the job tracked (docs/security.md, "Names"): a report
+ * of two paths at their longest, each escaped to 3 bytes a byte, is
+ * recorded (before: "event line too long", the update failed) with the
+ * value that does not fit as its digest; the record keeps both whole. */
+static void test_event_of_the_longest_names_keeps_the_job_tracked(void **state)
+{
+	fixture *f = *state;
+	rb_job_info j = job_info(97, 0);
+	static char ckpt[RB_PATH_MAX], from[RB_PATH_MAX];
+	rb_handed h = { ckpt, { 0 }, from };
+	rb_ledger *l;
+	rb_err err;
+	int found = 0;
+
+	memset(ckpt, '\n', sizeof(ckpt) - 1);
+	ckpt[0] = '/';
+	memset(from, '\x01', sizeof(from) - 1);
+	from[0] = '/';
+	j.work_dir = ckpt;
+	start_job(f, &j);
+	if (rb_lifecycle_report_handed(f->cfg, CLUSTER, 97, 0,
+				       RB_PHASE_RESTORING, &h, &err) != 0)
+		fail_msg("report: %s", err.msg);
+	assert_string_equal(read_rec(f, 97).budget.cur.checkpoint, ckpt);
+	assert_string_equal(read_rec(f, 97).work_dir, ckpt);
+	assert_int_equal(rb_ledger_open(f->dir, CLUSTER, RB_LEDGER_READ, &l, &err), 0);
+	assert_int_equal(rb_ledger_events(l, 97, find_report,
+					  (void *[]){ "fallback_from=rb-digest:", &found },
+					  &err), 0);
+	rb_ledger_close(l);
+	assert_int_equal(found, 1);
 }
 
 static void test_record_names_another_job(void **state)
@@ -614,19 +724,26 @@ static void test_record_names_another_job(void **state)
 	assert_true(rb_record_names_another_job(r, 6, NULL, 4, &why));
 	assert_string_equal(why, "uid");
 	assert_false(rb_record_names_another_job(r, 5, NULL, 3, &why));
-	assert_false(rb_record_names_another_job(r, 5, NULL, 0, &why));
+	/* the same job's attempts only grow */
+	assert_true(rb_record_names_another_job(r, 5, NULL, 0, &why));
+	assert_string_equal(why, "attempt_below");
 	r->budget.cur.end = RB_END_COMPLETED;
 	assert_true(rb_record_names_another_job(r, 5, NULL, 3, &why));
 	assert_string_equal(why, "attempt_ended");
 	assert_false(rb_record_names_another_job(r, 5, NULL, 4, &why));
 	strcpy(r->submission, "rb1:x");
-	assert_false(rb_record_names_another_job(r, 5, "rb1:x", 0, &why));
+	assert_false(rb_record_names_another_job(r, 5, "rb1:x", 4, &why));
+	/* the same identity sent again does not undo the attempt order */
+	assert_true(rb_record_names_another_job(r, 5, "rb1:x", 0, &why));
+	assert_string_equal(why, "attempt_below");
+	assert_true(rb_record_names_another_job(r, 5, "rb1:x", 3, &why));
+	assert_string_equal(why, "attempt_ended");
 	assert_true(rb_record_names_another_job(r, 5, "rb1:y", 9, &why));
 	assert_string_equal(why, "submission");
 	/* identities of different kinds are not compared */
 	assert_false(rb_record_names_another_job(r, 5, "sluid:x", 4, &why));
 	/* a malformed identity from the job is no identity */
-	assert_true(rb_record_names_another_job(r, 5, "bad id", 0, &why));
+	assert_true(rb_record_names_another_job(r, 5, "bad id", 3, &why));
 	assert_string_equal(why, "attempt_ended");
 	free(r);
 }
@@ -726,6 +843,10 @@ int main(void)
 		T(test_reused_job_id_of_the_same_user_starts_a_new_budget),
 		T(test_submission_identity_tells_jobs_with_one_id_apart),
 		T(test_record_names_another_job),
+		T(test_reused_job_id_never_continues_an_older_submissions_record),
+		T(test_rebuilt_identity_at_the_ended_attempt_is_a_new_job),
+		T(test_attempt_order_never_resets_the_same_job),
+		T(test_event_of_the_longest_names_keeps_the_job_tracked),
 	};
 	return cmocka_run_group_tests_name("lifecycle", tests, NULL, NULL);
 }

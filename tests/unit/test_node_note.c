@@ -206,15 +206,144 @@ static void test_note_name_cannot_leave_run_dir(void **state)
 	assert_int_equal(rb_note_claim(f->run, HOST, "a/b", 4242, &got, &err), -1);
 }
 
-static void test_note_value_with_newline_is_refused(void **state)
+/* Rule: the note carries any byte a path may hold (docs/security.md,
+ * "Names"): a newline cannot add a line, and the value comes back whole. */
+static void test_note_value_with_newline_round_trips(void **state)
 {
 	fixture *f = *state;
 	rb_job_info j = a_job();
+	rb_note_job got;
 	rb_err err;
 
-	j.work_dir = "/home/alice\nattempt=0";
-	assert_int_equal(rb_note_write(f->run, HOST, &j, &err), -1);
-	assert_int_equal(rb_note_look(f->run, HOST, CLUSTER, 4242), RB_NOTE_UNKNOWN);
+	j.work_dir = "/home/alice\nattempt=0\nuid=0";
+	assert_int_equal(rb_note_write(f->run, HOST, &j, &err), 0);
+	assert_int_equal(rb_note_claim(f->run, HOST, CLUSTER, 4242, &got, &err), 0);
+	assert_string_equal(got.job.work_dir, "/home/alice\nattempt=0\nuid=0");
+	assert_int_equal(got.job.attempt, 3);
+	assert_int_equal(got.job.uid, 1001);
+}
+
+/* Rule: every byte 1..255, in every text field, round-trips. */
+static void test_note_round_trips_every_byte(void **state)
+{
+	fixture *f = *state;
+	rb_job_info j = a_job();
+	char all[256], name[200];
+	rb_note_job got;
+	rb_err err;
+
+	for (int i = 1; i < 256; i++)
+		all[i - 1] = (char)i;
+	all[255] = '\0';
+	memcpy(name, all + 55, sizeof(name) - 1); /* bytes 56..254 */
+	name[sizeof(name) - 1] = '\0';
+	j.work_dir = all;
+	j.user = all;
+	j.partition = name;
+	j.account = name;
+	assert_int_equal(rb_note_write(f->run, HOST, &j, &err), 0);
+	assert_int_equal(rb_note_claim(f->run, HOST, CLUSTER, 4242, &got, &err), 0);
+	assert_memory_equal(got.job.work_dir, all, 256);
+	assert_memory_equal(got.job.user, all, 256);
+	assert_string_equal(got.job.partition, name);
+	assert_string_equal(got.job.account, name);
+	assert_int_equal(got.job.attempt, 3);
+}
+
+/* The longest work dir the ledger keeps, of bytes escaped as 3 each: the
+ * note is at its largest and still read back. */
+static void test_note_of_the_longest_escaped_values_is_read_back(void **state)
+{
+	fixture *f = *state;
+	rb_job_info j = a_job();
+	static char dir[RB_PATH_MAX], name[RB_NAME_MAX];
+	static rb_note_job got;
+	rb_err err;
+
+	memset(dir, '\n', sizeof(dir) - 1);
+	dir[0] = '/';
+	dir[sizeof(dir) - 1] = '\0';
+	memset(name, 0xff, sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	j.work_dir = dir;
+	j.user = j.partition = j.account = name;
+	assert_int_equal(rb_note_write(f->run, HOST, &j, &err), 0);
+	assert_int_equal(rb_note_claim(f->run, HOST, CLUSTER, 4242, &got, &err), 0);
+	assert_string_equal(got.job.work_dir, dir);
+	assert_string_equal(got.job.account, name);
+}
+
+/* Rule: a value longer than the note keeps leaves the job tracked: it is
+ * replaced by a digest that is no path (a cut path could name another
+ * directory), and the rest of the note is intact. */
+static void test_note_over_long_value_keeps_the_job_tracked(void **state)
+{
+	fixture *f = *state;
+	rb_job_info j = a_job();
+	static char dir[6000], other[6000], name[300];
+	static rb_note_job got, got2;
+	rb_err err;
+
+	memset(dir, 'a', sizeof(dir) - 1);
+	dir[0] = '/';
+	dir[sizeof(dir) - 1] = '\0';
+	memcpy(other, dir, sizeof(other));
+	other[100] = 'b';
+	memset(name, 'p', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	j.work_dir = dir;
+	j.partition = name;
+	assert_int_equal(rb_note_write(f->run, HOST, &j, &err), 0);
+	assert_int_equal(rb_note_claim(f->run, HOST, CLUSTER, 4242, &got, &err), 0);
+	assert_int_equal(got.job.attempt, 3);
+	assert_int_equal(got.job.uid, 1001);
+	assert_non_null(strstr(got.job.work_dir, "rb-digest:"));
+	assert_null(strchr(got.job.work_dir, '/'));
+	assert_non_null(strstr(got.job.work_dir, ":5999"));
+	assert_non_null(strstr(got.job.partition, "rb-digest:"));
+	assert_string_equal(got.job.submission, "n:abc123");
+	/* another long value, another digest */
+	j.work_dir = other;
+	j.job_id = 4243;
+	assert_int_equal(rb_note_write(f->run, HOST, &j, &err), 0);
+	assert_int_equal(rb_note_claim(f->run, HOST, CLUSTER, 4243, &got2, &err), 0);
+	assert_string_not_equal(got.job.work_dir, got2.job.work_dir);
+}
+
+static void test_note_fit_keeps_what_fits(void **state)
+{
+	char out[8];
+
+	(void)state;
+	assert_int_equal(rb_note_fit("1234567", sizeof(out), out), 0);
+	assert_string_equal(out, "1234567");
+	assert_int_equal(rb_note_fit("12345678", sizeof(out), out), 1);
+	assert_int_equal(strlen(out), 7);
+}
+
+/* A note an older prolog wrote (values raw) is still read: an upgrade
+ * between a prolog and its batch step loses nothing. */
+static void test_note_of_an_older_prolog_is_read(void **state)
+{
+	fixture *f = *state;
+	rb_job_info j = a_job();
+	static const char old[] = "attempt=2\nuid=1001\ngid=1002\nuser=alice\n"
+		"partition=\naccount=\nwork_dir=/home/alice/a b%41\n"
+		"submission=n:abc\n";
+	rb_note_job got;
+	char path[256];
+	rb_err err;
+	int fd;
+
+	assert_int_equal(rb_note_write(f->run, HOST, &j, &err), 0);
+	snprintf(path, sizeof(path), "%s/%s.%s.4242.prolog", f->run, HOST, CLUSTER);
+	fd = open(path, O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, old, sizeof(old) - 1), sizeof(old) - 1);
+	close(fd);
+	assert_int_equal(rb_note_claim(f->run, HOST, CLUSTER, 4242, &got, &err), 0);
+	assert_int_equal(got.job.attempt, 2);
+	assert_string_equal(got.job.work_dir, "/home/alice/a b%41");
 }
 
 static void test_note_not_ours_is_not_claimed(void **state)
@@ -250,7 +379,12 @@ int main(void)
 		T(test_run_dir_others_can_enter_is_refused),
 		T(test_run_dir_symlink_is_refused),
 		T(test_note_name_cannot_leave_run_dir),
-		T(test_note_value_with_newline_is_refused),
+		T(test_note_value_with_newline_round_trips),
+		T(test_note_round_trips_every_byte),
+		T(test_note_of_the_longest_escaped_values_is_read_back),
+		T(test_note_over_long_value_keeps_the_job_tracked),
+		T(test_note_fit_keeps_what_fits),
+		T(test_note_of_an_older_prolog_is_read),
 		T(test_note_not_ours_is_not_claimed),
 	};
 	return cmocka_run_group_tests_name("node_note", tests, NULL, NULL);

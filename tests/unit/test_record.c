@@ -468,6 +468,13 @@ static void largest_record_fits_text_max(void **state)
 	memset(a->budget.checkpoint, '\x01', sizeof(a->budget.checkpoint) - 1);
 	memset(a->budget.cur.checkpoint, '\t',
 	       sizeof(a->budget.cur.checkpoint) - 1);
+	/* and the fallback's: the bad newest's path, and the bad list at its
+	 * longest of '%' (escaped again by the record: 3 bytes a byte) */
+	memset(a->fallback.from, '\x7f', sizeof(a->fallback.from) - 1);
+	memset(a->fallback.bad, '%', sizeof(a->fallback.bad) - 1);
+	memset(a->fallback.cur_id, '\xfe', sizeof(a->fallback.cur_id) - 1);
+	memset(a->fallback.streak_id, '\xfd',
+	       sizeof(a->fallback.streak_id) - 1);
 	a->budget.cur.end_code = INT_MIN;
 	a->budget.interruptions = INT64_MAX;
 	text = format_new(a, &len);

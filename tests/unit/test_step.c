@@ -192,6 +192,21 @@ static void test_catch_up_attempt_follows_the_record_otherwise(void **state)
 	assert_int_equal(rb_step_catch_up_attempt(5, &r), 6);
 }
 
+/* Rule: a batch step that finds neither a note nor a record begins the
+ * record (docs/security.md, "Names"): from an empty record, at the
+ * controller's count, or attempt 0 when the controller does not answer
+ * (a first attempt is never untracked for want of a note). */
+static void test_catch_up_without_a_record_begins_at_the_controllers_count(void **state)
+{
+	rb_record r;
+
+	(void)state;
+	rb_record_init(&r);
+	assert_int_equal(rb_step_catch_up_attempt(-1, &r), 0);
+	assert_int_equal(rb_step_catch_up_attempt(0, &r), 0);
+	assert_int_equal(rb_step_catch_up_attempt(3, &r), 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -205,6 +220,7 @@ int main(void)
 		cmocka_unit_test(test_refusal_names_F_M_r_R_config_and_checkpoint),
 		cmocka_unit_test(test_catch_up_attempt_is_the_controllers_count_when_ahead),
 		cmocka_unit_test(test_catch_up_attempt_follows_the_record_otherwise),
+		cmocka_unit_test(test_catch_up_without_a_record_begins_at_the_controllers_count),
 	};
 	return cmocka_run_group_tests_name("step", tests, NULL, NULL);
 }
