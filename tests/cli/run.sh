@@ -480,5 +480,8 @@ expect "list on a state_dir owned by a user: refused, exit 1" 1 \
 # ---- metrics (its own cluster in the same state_dir) ------------------------------
 . tests/cli/metrics.sh
 
+# ---- job arrays (their own cluster too) -------------------------------------------
+. tests/cli/arrays.sh
+
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]
