@@ -23,7 +23,7 @@
 #   THROUGHPUT_JOBS    short jobs per variant (with, without)   (300; 0 = skip)
 #   THROUGHPUT_ROUNDS  rounds they are interleaved in           (6)
 #   THROUGHPUT_ARRAY   tasks of the job array per variant       (300; 0 = skip)
-#   THROUGHPUT_ARRAY_ROUNDS  rounds of one array per variant    (2)
+#   THROUGHPUT_ARRAY_ROUNDS  rounds of one array per variant    (4)
 #   BENCH_OUT          where results go                         (build/bench)
 
 BENCH_EVENTS          ?= 10000
@@ -40,7 +40,7 @@ BENCH_STORM_REPS      ?= 5
 THROUGHPUT_JOBS       ?= 300
 THROUGHPUT_ROUNDS     ?= 6
 THROUGHPUT_ARRAY      ?= 300
-THROUGHPUT_ARRAY_ROUNDS ?= 2
+THROUGHPUT_ARRAY_ROUNDS ?= 4
 BENCH_OUT             ?= $(BUILD)/bench
 
 BENCH_BIN := $(BUILD)/bench/bench_events

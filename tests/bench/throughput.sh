@@ -26,7 +26,7 @@
 #
 # Knobs: THROUGHPUT_JOBS (300; e.g. 60 for a quick check; 0 = only the
 # array), THROUGHPUT_ROUNDS (6), THROUGHPUT_ARRAY (300 tasks; 0 = no array
-# part), THROUGHPUT_ARRAY_ROUNDS (2), BENCH_OUT (build/bench), BENCH_PLUGIN
+# part), THROUGHPUT_ARRAY_ROUNDS (4), BENCH_OUT (build/bench), BENCH_PLUGIN
 # (build/restore_budget.so).
 # Prints "throughput ..." and "throughput_array ..." key=value lines; no time
 # is asserted. Exit 1 if the cluster could not start or any batch failed (a
@@ -46,7 +46,7 @@ export RB_CLUSTER_NAME
 bench_cluster_parent "$OUT" || exit 1
 
 ARRAY=${THROUGHPUT_ARRAY:-300}
-AROUNDS=${THROUGHPUT_ARRAY_ROUNDS:-2}
+AROUNDS=${THROUGHPUT_ARRAY_ROUNDS:-4}
 ((ROUNDS >= 1 && (JOBS == 0 || JOBS >= ROUNDS))) || { echo "throughput: need THROUGHPUT_JOBS = 0 or >= THROUGHPUT_ROUNDS >= 1" >&2; exit 2; }
 ((ARRAY == 0 || (AROUNDS >= 1 && ARRAY <= 1000))) || { echo "throughput: need THROUGHPUT_ARRAY 0..1000 (MaxArraySize) and THROUGHPUT_ARRAY_ROUNDS >= 1" >&2; exit 2; }
 ((JOBS + ARRAY > 0)) || { echo "throughput: THROUGHPUT_JOBS and THROUGHPUT_ARRAY are both 0" >&2; exit 2; }
