@@ -12,6 +12,7 @@
  */
 #include "cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -27,7 +28,7 @@
 /* squeue's answer for one array: a line is ~40 bytes, MaxArraySize is at
  * most 4000001; more than this is read and dropped (the overview then
  * lists what fit). */
-#define ASK_OUT_MAX (1024 * 1024)
+#define ASK_OUT_MAX ((size_t)1024 * 1024)
 
 const char *cli_ref_text(const rb_job_ref *ref, char *buf)
 {
@@ -196,6 +197,9 @@ int cli_resolve(const cli_ctx *ctx, const rb_job_ref *ref, bool ask_controller,
 		cli_ask_array(ref->id, &t->pending);
 	if (t->n > 0 || (t->array && t->pending.n > 0))
 		return CLI_OK;
+	/* the task may be among the records this user may not read */
+	if (ref->task)
+		cli_target_notes(t);
 	return CLI_ENOTFOUND;
 }
 
@@ -338,8 +342,7 @@ static void lower(const char *s, char *buf, size_t len)
 	size_t i;
 
 	for (i = 0; s[i] && i + 1 < len; i++)
-		buf[i] = (s[i] >= 'A' && s[i] <= 'Z') ? (char)(s[i] - 'A' + 'a') :
-							 s[i];
+		buf[i] = (char)tolower((unsigned char)s[i]);
 	buf[i] = '\0';
 }
 

@@ -181,3 +181,10 @@ expect_metrics "metrics: per array and state" 0 \
 expect "metrics: the sample lines" 0 \
 	'^restore_budget_array_tasks\{cluster="sweep",array_job_id="200",state="ended"\} 2$' \
 	'^restore_budget_array_tasks\{cluster="sweep",array_job_id="220",state="exhausted"\} 0$'
+
+# ---- as another user ------------------------------------------------------------------------------
+run runuser -u nobody -- "$CLI" --cluster "$AC" show 200_1
+expect "show 200_1 as another user: not found, and says records were not readable" 3 \
+	'2>array task 200_1: no record' "2>[0-9]+ records of other users' jobs not read" '!.'
+run runuser -u nobody -- "$CLI" --cluster "$AC" list
+expect "list as another user: no task shown" 0 '!^200_' '2>records of other users. jobs not shown'
