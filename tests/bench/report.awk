@@ -141,6 +141,8 @@ END {
 	print "  (`sbatch --requeue -N1 -n1 --wrap true`) in batches alternating with/without"
 	print "  the plugin (ABBA); a batch's makespan = its first sbatch to squeue empty"
 	print "  (polled every 50 ms: every job ran, its epilog ended, it left COMPLETING)."
+	print "  Then one job array per batch (`sbatch --array=0-N-1`), the same ABBA order; a"
+	print "  batch counts only if every task ended COMPLETED with a record (with) or none (without)."
 	print ""
 
 	if (nnotes > 0) {

@@ -26,8 +26,9 @@
 #
 # Knobs: THROUGHPUT_JOBS (300; e.g. 60 for a quick check; 0 = only the
 # array), THROUGHPUT_ROUNDS (6), THROUGHPUT_ARRAY (300 tasks; 0 = no array
-# part), THROUGHPUT_ARRAY_ROUNDS (4), BENCH_OUT (build/bench), BENCH_PLUGIN
-# (build/restore_budget.so).
+# part), THROUGHPUT_ARRAY_ROUNDS (4), THROUGHPUT_ARRAY_WRAP (true: what each
+# task runs; `false` makes every array batch fail, to see that path),
+# BENCH_OUT (build/bench), BENCH_PLUGIN (build/restore_budget.so).
 # Prints "throughput ..." and "throughput_array ..." key=value lines; no time
 # is asserted. Exit 1 if the cluster could not start or any batch failed (a
 # failed variant is an error, never a total of 0).
@@ -47,6 +48,8 @@ bench_cluster_parent "$OUT" || exit 1
 
 ARRAY=${THROUGHPUT_ARRAY:-300}
 AROUNDS=${THROUGHPUT_ARRAY_ROUNDS:-4}
+# what each task runs: `true`; `false` shows a failed batch (an error)
+AWRAP=${THROUGHPUT_ARRAY_WRAP:-true}
 ((ROUNDS >= 1 && (JOBS == 0 || JOBS >= ROUNDS))) || { echo "throughput: need THROUGHPUT_JOBS = 0 or >= THROUGHPUT_ROUNDS >= 1" >&2; exit 2; }
 ((ARRAY == 0 || (AROUNDS >= 1 && ARRAY <= 1000))) || { echo "throughput: need THROUGHPUT_ARRAY 0..1000 (MaxArraySize) and THROUGHPUT_ARRAY_ROUNDS >= 1" >&2; exit 2; }
 ((JOBS + ARRAY > 0)) || { echo "throughput: THROUGHPUT_JOBS and THROUGHPUT_ARRAY are both 0" >&2; exit 2; }
@@ -127,7 +130,7 @@ array_batch() {
     bench_set_variant "$var"
     submit "$var" 1 >/dev/null && drained 60 >/dev/null
     out=$(as_user bash -c 'echo "$EPOCHREALTIME"
-        sbatch --parsable --array="0-$(($1 - 1))" --requeue -N1 -n1 -o /dev/null -J "tpa-$2" --wrap true' _ "$n" "$var") ||
+        sbatch --parsable --array="0-$(($1 - 1))" --requeue -N1 -n1 -o /dev/null -J "tpa-$2" --wrap "$3"' _ "$n" "$var" "$AWRAP") ||
         why="sbatch --array failed"
     t0=$(head -n 1 <<<"$out")
     aid=$(tail -n +2 <<<"$out" | cut -d';' -f1)
