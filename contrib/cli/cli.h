@@ -230,7 +230,7 @@ typedef struct {
 
 /* What a JOB argument ("J" or "A_T") resolved to. */
 typedef struct {
-	rb_job_ref ref;
+	rb_job_arg ref;
 	bool array;        /* a bare array id: every task with a record */
 	cli_task *tasks;   /* the one record, or the array's by task id */
 	size_t n;
@@ -249,12 +249,12 @@ typedef struct {
  * CLI_ENOTFOUND (nothing; no message: the command words it) or CLI_EDATA
  * (message printed). cli_target_free() it either way.
  */
-int cli_resolve(const cli_ctx *ctx, const rb_job_ref *ref, bool ask_controller,
+int cli_resolve(const cli_ctx *ctx, const rb_job_arg *ref, bool ask_controller,
 		cli_target *t);
 void cli_target_free(cli_target *t);
 
 /* The argument as given: "123_4" or "123" (buf RB_JOB_ADDR_MAX). */
-const char *cli_ref_text(const rb_job_ref *ref, char *buf);
+const char *cli_ref_text(const rb_job_arg *ref, char *buf);
 /* The record's address: "A_T" for a task, else its job id. */
 const char *cli_rec_addr(const rb_record *rec, char *buf);
 /* A task's ids in JSON (array_job_id, array_task_id); nothing for a job
@@ -272,7 +272,7 @@ void cli_print_pending(const cli_target *t);
 void cli_json_add_pending(json_object *o, const cli_target *t);
 /* The not-found message for ref ("job 42: no record ...", "array task
  * 123_4: no record ..."). Returns CLI_ENOTFOUND. */
-int cli_not_found(const cli_ctx *ctx, const rb_job_ref *ref);
+int cli_not_found(const cli_ctx *ctx, const rb_job_arg *ref);
 /* Read each of t's records in order and call fn with it. A record that
  * cannot be read now (gone, damaged) is skipped, with a message unless
  * quiet. Returns how many were skipped. */
@@ -290,18 +290,18 @@ bool cli_target_has_task(const cli_target *t, uint32_t task_id);
 typedef struct {
 	const char *user;   /* --user, or NULL */
 	const char *state;  /* running | restoring | ended | exhausted | all, or NULL */
-	const rb_job_ref *job; /* list JOB: that job, or that array's tasks */
+	const rb_job_arg *job; /* list JOB: that job, or that array's tasks */
 } cli_list_opts;
 
 /* list's header and one row (show on an array prints the same rows). */
 void cli_list_header(void);
 void cli_list_row(const rb_record *rec);
 
-int cli_cmd_show(cli_ctx *ctx, const rb_job_ref *ref);
-int cli_cmd_explain(cli_ctx *ctx, const rb_job_ref *ref);
+int cli_cmd_show(cli_ctx *ctx, const rb_job_arg *ref);
+int cli_cmd_explain(cli_ctx *ctx, const rb_job_arg *ref);
 int cli_cmd_list(cli_ctx *ctx, const cli_list_opts *opts);
 int cli_cmd_check_config(cli_ctx *ctx, const char *file);
-int cli_cmd_grant(cli_ctx *ctx, const rb_job_ref *ref, int failures);
+int cli_cmd_grant(cli_ctx *ctx, const rb_job_arg *ref, int failures);
 int cli_cmd_gc(cli_ctx *ctx, long long days, bool dry_run, bool force);
 
 /* Remove <state_dir>/<cluster>/ack, left by plugins before 2026-12, without

@@ -63,7 +63,7 @@ static int grant_report(uint32_t job_id, int granted_before,
 
 /* The one job ref names: a job, or one array task (a grant is per task:
  * each task has its own budget). CLI_OK with *job_id, or the error. */
-static int grant_target(cli_ctx *ctx, const rb_job_ref *ref, uint32_t *job_id)
+static int grant_target(cli_ctx *ctx, const rb_job_arg *ref, uint32_t *job_id)
 {
 	cli_target t;
 	int rc = cli_resolve(ctx, ref, false, &t);
@@ -83,7 +83,7 @@ static int grant_target(cli_ctx *ctx, const rb_job_ref *ref, uint32_t *job_id)
 	return rc;
 }
 
-int cli_cmd_grant(cli_ctx *ctx, const rb_job_ref *ref, int failures)
+int cli_cmd_grant(cli_ctx *ctx, const rb_job_arg *ref, int failures)
 {
 	rb_record *rec = NULL;
 	char by[RB_NAME_MAX];

@@ -30,7 +30,7 @@
  * lists what fit). */
 #define ASK_OUT_MAX ((size_t)1024 * 1024)
 
-const char *cli_ref_text(const rb_job_ref *ref, char *buf)
+const char *cli_ref_text(const rb_job_arg *ref, char *buf)
 {
 	return rb_job_addr(ref->id, ref->task ? ref->id : 0, ref->task_id, buf);
 }
@@ -87,7 +87,7 @@ typedef struct {
 static int on_record(uint32_t job_id, void *vctx)
 {
 	scan_state *st = vctx;
-	const rb_job_ref *ref = &st->t->ref;
+	const rb_job_arg *ref = &st->t->ref;
 	rb_err err;
 	int rc = rb_ledger_read_for_listing(st->ledger, job_id, st->rec, &err);
 
@@ -157,7 +157,7 @@ static int read_one(const cli_ctx *ctx, uint32_t job_id, bool quiet,
 }
 
 /* The record of job ref->id, read: is it what ref names on its own? */
-static bool names_itself(const rb_job_ref *ref, const rb_record *rec)
+static bool names_itself(const rb_job_arg *ref, const rb_record *rec)
 {
 	if (ref->task)
 		return rec->array_job_id == ref->id &&
@@ -166,7 +166,7 @@ static bool names_itself(const rb_job_ref *ref, const rb_record *rec)
 	return rec->array_job_id != ref->id;
 }
 
-int cli_resolve(const cli_ctx *ctx, const rb_job_ref *ref, bool ask_controller,
+int cli_resolve(const cli_ctx *ctx, const rb_job_arg *ref, bool ask_controller,
 		cli_target *t)
 {
 	rb_record *rec = malloc(sizeof(*rec));
@@ -203,7 +203,7 @@ int cli_resolve(const cli_ctx *ctx, const rb_job_ref *ref, bool ask_controller,
 	return CLI_ENOTFOUND;
 }
 
-int cli_not_found(const cli_ctx *ctx, const rb_job_ref *ref)
+int cli_not_found(const cli_ctx *ctx, const rb_job_arg *ref)
 {
 	char addr[RB_JOB_ADDR_MAX];
 

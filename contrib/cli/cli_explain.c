@@ -496,7 +496,7 @@ static int explain_array(cli_ctx *ctx, const cli_target *t)
 	return fflush(stdout) == 0 ? rc : CLI_EDATA;
 }
 
-int cli_cmd_explain(cli_ctx *ctx, const rb_job_ref *ref)
+int cli_cmd_explain(cli_ctx *ctx, const rb_job_arg *ref)
 {
 	cli_target t;
 	int rc = cli_resolve(ctx, ref, true, &t);

@@ -303,7 +303,7 @@ static int show_array(cli_ctx *ctx, const cli_target *t)
 	return fflush(stdout) != 0 || bad ? CLI_EDATA : CLI_OK;
 }
 
-int cli_cmd_show(cli_ctx *ctx, const rb_job_ref *ref)
+int cli_cmd_show(cli_ctx *ctx, const rb_job_arg *ref)
 {
 	cli_target t;
 	int rc = cli_resolve(ctx, ref, true, &t);

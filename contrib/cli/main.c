@@ -265,16 +265,16 @@ static int check_arg_count(const cli_args *a)
 	return CLI_OK;
 }
 
-static int job_arg(const char *s, rb_job_ref *ref)
+static int job_arg(const char *s, rb_job_arg *ref)
 {
-	if (rb_job_ref_parse(s, ref) < 0)
+	if (rb_job_arg_parse(s, ref) < 0)
 		return usage_error("'%s' is not a job id (a job id is a decimal "
 				   "number 1..4294967295; an array task is "
 				   "ARRAY_TASK, e.g. 123_4)", safe_arg(s));
 	return CLI_OK;
 }
 
-static int run_list(cli_ctx *ctx, const cli_args *a, const rb_job_ref *ref)
+static int run_list(cli_ctx *ctx, const cli_args *a, const rb_job_arg *ref)
 {
 	cli_list_opts lo = { a->value[OPT_USER], a->value[OPT_STATE],
 			     a->nargs ? ref : NULL };
@@ -302,7 +302,7 @@ static int run_list(cli_ctx *ctx, const cli_args *a, const rb_job_ref *ref)
 
 static int dispatch(cli_ctx *ctx, const cli_args *a)
 {
-	rb_job_ref ref = { 0 };
+	rb_job_arg ref = { 0 };
 	long long n = 0;
 	int rc;
 

@@ -26,7 +26,7 @@ static int parse_dec(const char *s, size_t n, uint64_t max, uint32_t *out)
 	return 0;
 }
 
-int rb_job_ref_parse(const char *s, rb_job_ref *out)
+int rb_job_arg_parse(const char *s, rb_job_arg *out)
 {
 	const char *us;
 	size_t n;

@@ -23,12 +23,12 @@ typedef struct {
 	uint32_t id;      /* the job id; with task, the array's job id */
 	bool task;        /* "A_T": task task_id of array id */
 	uint32_t task_id;
-} rb_job_ref;
+} rb_job_arg;
 
 /* Parse "J" or "A_T": decimal digits only (no sign, blank or other
  * character), J and A in 1..4294967295, T in 0..RB_TASK_ID_MAX. 0, or -1
  * for anything else ("123_", "_4", "123_x", "123_4_5", "123_[5]"). */
-int rb_job_ref_parse(const char *s, rb_job_ref *out);
+int rb_job_arg_parse(const char *s, rb_job_arg *out);
 
 /* One line of `squeue --noheader --jobs A --Format=JobID:0|,JobArrayID:0|,
  * ArrayTaskID:0|,State:0|` about array A: a task ("123_4|4|RUNNING") or

@@ -14,47 +14,47 @@
 #include "job_addr.h"
 #include "record.h"
 
-static void test_job_ref_plain_job_id(void **state)
+static void test_job_arg_plain_job_id(void **state)
 {
-	rb_job_ref r;
+	rb_job_arg r;
 
 	(void)state;
-	assert_int_equal(rb_job_ref_parse("42", &r), 0);
+	assert_int_equal(rb_job_arg_parse("42", &r), 0);
 	assert_int_equal(r.id, 42);
 	assert_false(r.task);
-	assert_int_equal(rb_job_ref_parse("4294967295", &r), 0);
+	assert_int_equal(rb_job_arg_parse("4294967295", &r), 0);
 	assert_int_equal(r.id, 4294967295u);
 }
 
-static void test_job_ref_array_task(void **state)
+static void test_job_arg_array_task(void **state)
 {
-	rb_job_ref r;
+	rb_job_arg r;
 
 	(void)state;
-	assert_int_equal(rb_job_ref_parse("123_4", &r), 0);
+	assert_int_equal(rb_job_arg_parse("123_4", &r), 0);
 	assert_int_equal(r.id, 123);
 	assert_true(r.task);
 	assert_int_equal(r.task_id, 4);
-	assert_int_equal(rb_job_ref_parse("123_0", &r), 0);
+	assert_int_equal(rb_job_arg_parse("123_0", &r), 0);
 	assert_true(r.task);
 	assert_int_equal(r.task_id, 0);
-	assert_int_equal(rb_job_ref_parse("4294967295_4294967293", &r), 0);
+	assert_int_equal(rb_job_arg_parse("4294967295_4294967293", &r), 0);
 	assert_int_equal(r.task_id, RB_TASK_ID_MAX);
 }
 
-static void test_job_ref_reads_what_rb_job_addr_writes(void **state)
+static void test_job_arg_reads_what_rb_job_addr_writes(void **state)
 {
 	char addr[RB_JOB_ADDR_MAX];
-	rb_job_ref r;
+	rb_job_arg r;
 
 	(void)state;
-	assert_int_equal(rb_job_ref_parse(rb_job_addr(130, 123, 7, addr), &r), 0);
+	assert_int_equal(rb_job_arg_parse(rb_job_addr(130, 123, 7, addr), &r), 0);
 	assert_true(r.task && r.id == 123 && r.task_id == 7);
-	assert_int_equal(rb_job_ref_parse(rb_job_addr(130, 0, 0, addr), &r), 0);
+	assert_int_equal(rb_job_arg_parse(rb_job_addr(130, 0, 0, addr), &r), 0);
 	assert_true(!r.task && r.id == 130);
 }
 
-static void test_job_ref_malformed_is_refused(void **state)
+static void test_job_arg_malformed_is_refused(void **state)
 {
 	static const char *const bad[] = {
 		"", "0", "0_1", "123_", "_4", "123_x", "12x", "123_4_5",
@@ -65,12 +65,12 @@ static void test_job_ref_malformed_is_refused(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		rb_job_ref r;
+		rb_job_arg r;
 
-		if (rb_job_ref_parse(bad[i], &r) == 0)
+		if (rb_job_arg_parse(bad[i], &r) == 0)
 			fail_msg("'%s' was taken as a job id", bad[i]);
 	}
-	assert_int_equal(rb_job_ref_parse(NULL, &(rb_job_ref){ 0 }), -1);
+	assert_int_equal(rb_job_arg_parse(NULL, &(rb_job_arg){ 0 }), -1);
 }
 
 /* What 22.05 prints for array 123 with tasks 0 and 1 running and 5-999
@@ -149,10 +149,10 @@ static void test_squeue_array_malformed_line_is_an_error(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_job_ref_plain_job_id),
-		cmocka_unit_test(test_job_ref_array_task),
-		cmocka_unit_test(test_job_ref_reads_what_rb_job_addr_writes),
-		cmocka_unit_test(test_job_ref_malformed_is_refused),
+		cmocka_unit_test(test_job_arg_plain_job_id),
+		cmocka_unit_test(test_job_arg_array_task),
+		cmocka_unit_test(test_job_arg_reads_what_rb_job_addr_writes),
+		cmocka_unit_test(test_job_arg_malformed_is_refused),
 		cmocka_unit_test(test_squeue_array_tasks_and_pending_set),
 		cmocka_unit_test(test_squeue_array_other_jobs_skipped),
 		cmocka_unit_test(test_squeue_array_counts_beyond_max),
