@@ -151,12 +151,16 @@ static bool gc_eligible(gc_state *st, const rb_record *rec)
 
 static void gc_report(const char *verb, const rb_record *rec)
 {
-	char when[32], user[RB_NAME_MAX * 3];
+	char when[32], user[RB_NAME_MAX * 3], task[RB_JOB_ADDR_MAX + 16] = "";
+	char addr[RB_JOB_ADDR_MAX];
 
 	cli_format_time(rec->updated, when, sizeof(when));
-	printf("%s job %" PRIu32 " (user %s, state %s, updated %s)\n", verb,
-	       rec->job_id, cli_safe(rec->user[0] ? rec->user : "?", user,
-				     sizeof(user)),
+	if (rec->array_job_id != 0)
+		snprintf(task, sizeof(task), "array task %s, ",
+			 cli_rec_addr(rec, addr));
+	printf("%s job %" PRIu32 " (%suser %s, state %s, updated %s)\n", verb,
+	       rec->job_id, task, cli_safe(rec->user[0] ? rec->user : "?", user,
+					   sizeof(user)),
 	       cli_job_state(rec), when);
 }
 

@@ -188,3 +188,9 @@ expect "show 200_1 as another user: not found, and says records were not readabl
 	'2>array task 200_1: no record' "2>[0-9]+ records of other users' jobs not read" '!.'
 run runuser -u nobody -- "$CLI" --cluster "$AC" list
 expect "list as another user: no task shown" 0 '!^200_' '2>records of other users. jobs not shown'
+
+# ---- gc names a task as A_T -------------------------------------------------------------------------
+run "$CLI" --cluster "$AC" gc --older-than 0 --dry-run
+expect "gc --dry-run: a task's line names it as A_T" 0 \
+	'^would remove job 210 \(array task 200_10, user erin, state ended, updated ' \
+	'^would remove job 230 \(user bob, state ended, updated '

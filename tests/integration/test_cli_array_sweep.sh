@@ -11,7 +11,8 @@
 # its array job id and task id) and the controller's pending set; after the
 # array is cancelled and has left squeue's queue, `show` still gives every
 # task with a record. Needs the plugin to record a task's array ids (the
-# batch step's SPANK items: docs/arrays.md).
+# batch step's S_JOB_ARRAY_ID / S_JOB_ARRAY_TASK_ID, issue 19's arrays-plugin
+# part).
 . "$(dirname "$0")/lib.sh"
 CLI=$RB_ROOT/build/restore-budget
 

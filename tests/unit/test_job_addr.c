@@ -73,8 +73,9 @@ static void test_job_arg_malformed_is_refused(void **state)
 	assert_int_equal(rb_job_arg_parse(NULL, &(rb_job_arg){ 0 }), -1);
 }
 
-/* What 22.05 prints for array 123 with tasks 0 and 1 running and 5-999
- * pending at most 4 at a time (docs/slurm-facts.md, "Job arrays"). */
+/* What Slurm prints for array 123 with tasks 0 and 1 running and 5-999
+ * pending at most 4 at a time (the pending set's form checked on 22.05,
+ * 24.11 and 26.05 by tests/integration/test_cli_array_pending.sh). */
 static const char squeue_out[] =
 	"124|123_[5-999%4]|5-999%4|PENDING|\n"
 	"125|123_0|0|RUNNING|\n"
