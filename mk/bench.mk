@@ -22,6 +22,8 @@
 #   BENCH_STORM_REPS   repetitions per size                     (5)
 #   THROUGHPUT_JOBS    short jobs per variant (with, without)   (300; 0 = skip)
 #   THROUGHPUT_ROUNDS  rounds they are interleaved in           (6)
+#   THROUGHPUT_ARRAY   tasks of the job array per variant       (300; 0 = skip)
+#   THROUGHPUT_ARRAY_ROUNDS  rounds of one array per variant    (4)
 #   BENCH_OUT          where results go                         (build/bench)
 
 BENCH_EVENTS          ?= 10000
@@ -37,6 +39,8 @@ BENCH_STORM_NODES     ?= 1 16 64 256 1024
 BENCH_STORM_REPS      ?= 5
 THROUGHPUT_JOBS       ?= 300
 THROUGHPUT_ROUNDS     ?= 6
+THROUGHPUT_ARRAY      ?= 300
+THROUGHPUT_ARRAY_ROUNDS ?= 4
 BENCH_OUT             ?= $(BUILD)/bench
 
 BENCH_BIN := $(BUILD)/bench/bench_events
@@ -59,7 +63,8 @@ bench: $(BENCH_BIN) $(STORM_BIN) $(CLI) $(PLUGIN)
 	BENCH_BIN=$(BENCH_BIN) BENCH_STORM_BIN=$(STORM_BIN) BENCH_CLI=$(CLI) BENCH_PLUGIN=$(PLUGIN) \
 	BENCH_PARTS="$(BENCH_PARTS)" BENCH_STORM_NODES="$(BENCH_STORM_NODES)" \
 	BENCH_STORM_REPS="$(BENCH_STORM_REPS)" THROUGHPUT_JOBS="$(THROUGHPUT_JOBS)" \
-	THROUGHPUT_ROUNDS="$(THROUGHPUT_ROUNDS)" \
+	THROUGHPUT_ROUNDS="$(THROUGHPUT_ROUNDS)" THROUGHPUT_ARRAY="$(THROUGHPUT_ARRAY)" \
+	THROUGHPUT_ARRAY_ROUNDS="$(THROUGHPUT_ARRAY_ROUNDS)" \
 	BENCH_OUT=$(BENCH_OUT) BENCH_EVENTS="$(BENCH_EVENTS)" \
 	BENCH_RECORDS="$(BENCH_RECORDS)" BENCH_FS="$(BENCH_FS)" \
 	BENCH_DISK_DIR="$(BENCH_DISK_DIR)" BENCH_RSS_EVENTS="$(BENCH_RSS_EVENTS)" \

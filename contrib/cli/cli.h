@@ -21,6 +21,7 @@
 
 #include "config.h"
 #include "engine.h"
+#include "job_addr.h"
 #include "ledger.h"
 #include "record.h"
 
@@ -102,9 +103,6 @@ int cli_read_job(const cli_ctx *ctx, uint32_t job_id, rb_record **out);
 
 /* --- parsing and formatting (cli_util.c) ----------------------------------------- */
 
-/* A Slurm job id: decimal 1..4294967295, nothing else. 0 or -1. */
-int cli_parse_job_id(const char *s, uint32_t *out);
-
 /* A decimal integer in [0, max]. 0 or -1. */
 int cli_parse_uint(const char *s, long long max, long long *out);
 
@@ -134,8 +132,21 @@ void cli_format_fm(const rb_budget *b, const rb_limits *l, char *buf,
 /* restores_left as text: a number or "unlimited"; "-" with no attempt. */
 void cli_format_left(const rb_budget *b, char *buf, size_t len);
 
-/* The job's state for list/show: "running" (current attempt has no end on
- * record), "ended", or "exhausted" (the current attempt was refused). */
+/* The job's state (list, show, the sweep overview, metrics), from what its
+ * record holds, in this order: "exhausted" (the budget is spent: the
+ * current attempt was refused, or the record says exhausted), "ended" (the
+ * current attempt's end is recorded, or no attempt is), "restoring" (no end
+ * yet, phase RESTORING: restoring a checkpoint, not yet confirmed),
+ * "running" (no end yet, any other phase). contrib/cli/README.md, "States". */
+typedef enum {
+	CLI_ST_RUNNING = 0,
+	CLI_ST_RESTORING,
+	CLI_ST_EXHAUSTED,
+	CLI_ST_ENDED,
+	CLI_ST_COUNT,
+} cli_state;
+extern const char *const cli_state_names[CLI_ST_COUNT];
+cli_state cli_job_state_id(const rb_record *rec);
 const char *cli_job_state(const rb_record *rec);
 
 /* --- JSON (cli_json.c) ------------------------------------------------------------ */
@@ -200,18 +211,97 @@ const char *cli_event_str(const cli_event *e, const char *key);
 int cli_last_end(const cli_ctx *ctx, uint32_t job_id, int64_t n, char *buf,
 		 size_t len);
 
+/* --- jobs and job arrays (cli_array.c) ------------------------------------------- */
+
+/* One record a JOB argument names: its key and, for a task, its task id. */
+typedef struct {
+	uint32_t job_id;
+	uint32_t array_job_id;  /* 0: not an array task */
+	uint32_t task_id;
+} cli_task;
+
+/* What squeue says of an array's tasks without a record (cli_ask_array). */
+typedef struct {
+	bool asked;              /* the controller answered */
+	char why[RB_ERR_MAX];    /* why it was not asked or did not answer */
+	rb_squeue_task *tasks;   /* its lines of the array */
+	size_t n;
+} cli_pending;
+
+/* What a JOB argument ("J" or "A_T") resolved to. */
+typedef struct {
+	rb_job_arg ref;
+	bool array;        /* a bare array id: every task with a record */
+	cli_task *tasks;   /* the one record, or the array's by task id */
+	size_t n;
+	size_t hidden;     /* array: tasks of another group (not readable) */
+	size_t corrupt;    /* array: records that could not be read */
+	cli_pending pending; /* array: asked when ask_controller */
+} cli_target;
+
+/*
+ * Resolve ref (docs in contrib/cli/README.md, "Job arrays"): "A_T" is the
+ * record whose array_job_id/array_task_id are A and T; a bare id is that
+ * job's record, unless it is an array's id (its record is a task of its own
+ * array, or there is none but tasks of that array have records): then every
+ * task's record, ordered by task id. A bare id with no record at all is an
+ * array when the controller lists its tasks (ask_controller). CLI_OK,
+ * CLI_ENOTFOUND (nothing; no message: the command words it) or CLI_EDATA
+ * (message printed). cli_target_free() it either way.
+ */
+int cli_resolve(const cli_ctx *ctx, const rb_job_arg *ref, bool ask_controller,
+		cli_target *t);
+void cli_target_free(cli_target *t);
+
+/* The argument as given: "123_4" or "123" (buf RB_JOB_ADDR_MAX). */
+const char *cli_ref_text(const rb_job_arg *ref, char *buf);
+/* The record's address: "A_T" for a task, else its job id. */
+const char *cli_rec_addr(const rb_record *rec, char *buf);
+/* A task's ids in JSON (array_job_id, array_task_id); nothing for a job
+ * that is no array task. */
+void cli_json_add_task(json_object *o, const rb_record *rec);
+
+/* Ask the controller (squeue, with a deadline) for array_id's tasks. Never
+ * fails: p->asked false and p->why say why not. */
+void cli_ask_array(uint32_t array_id, cli_pending *p);
+/* Text: one line per task squeue knows that has no record (pending ones
+ * "123_[5-999%4]  pending, not started"), or the one line saying why the
+ * controller was not asked. */
+void cli_print_pending(const cli_target *t);
+/* JSON: "not_started" (array, or null) and "controller_error" (or null). */
+void cli_json_add_pending(json_object *o, const cli_target *t);
+/* The not-found message for ref ("job 42: no record ...", "array task
+ * 123_4: no record ..."). Returns CLI_ENOTFOUND. */
+int cli_not_found(const cli_ctx *ctx, const rb_job_arg *ref);
+/* Read each of t's records in order and call fn with it. A record that
+ * cannot be read now (gone, damaged) is skipped, with a message unless
+ * quiet. Returns how many were skipped. */
+typedef void (*cli_task_fn)(const rb_record *rec, void *arg);
+size_t cli_each_task(const cli_ctx *ctx, const cli_target *t, bool quiet,
+		     cli_task_fn fn, void *arg);
+/* stderr: the records an array's scan could not read (another group's,
+ * corrupt), if any. */
+void cli_target_notes(const cli_target *t);
+/* A task squeue lists that has a record in t (it is shown as a row). */
+bool cli_target_has_task(const cli_target *t, uint32_t task_id);
+
 /* --- commands ---------------------------------------------------------------------- */
 
 typedef struct {
 	const char *user;   /* --user, or NULL */
-	const char *state;  /* running | ended | exhausted | all, or NULL */
+	const char *state;  /* running | restoring | ended | exhausted | all, or NULL */
+	const rb_job_arg *job; /* list JOB: that job, or that array's tasks */
 } cli_list_opts;
 
-int cli_cmd_show(cli_ctx *ctx, uint32_t job_id);
-int cli_cmd_explain(cli_ctx *ctx, uint32_t job_id);
+/* list's header and one row (show on an array prints the same rows). */
+void cli_list_header(void);
+void cli_list_row(const rb_record *rec);
+
+int cli_cmd_show(cli_ctx *ctx, const rb_job_arg *ref);
+int cli_cmd_explain(cli_ctx *ctx, const rb_job_arg *ref);
 int cli_cmd_list(cli_ctx *ctx, const cli_list_opts *opts);
 int cli_cmd_check_config(cli_ctx *ctx, const char *file);
-int cli_cmd_grant(cli_ctx *ctx, uint32_t job_id, int failures);
+int cli_cmd_grant(cli_ctx *ctx, const rb_job_arg *ref, int failures);
 int cli_cmd_gc(cli_ctx *ctx, long long days, bool dry_run, bool force);
 
 /* Remove <state_dir>/<cluster>/ack, left by plugins before 2026-12, without

@@ -376,30 +376,65 @@ static int on_event(const char *line, bool ok, void *vctx)
 	return 0;
 }
 
-int cli_cmd_explain(cli_ctx *ctx, uint32_t job_id)
+/* Walk job_id's event log into st. 0, 1 (no log), or -1 (message
+ * printed; st->events released). */
+static int walk(cli_ctx *ctx, uint32_t job_id, explain_state *st)
 {
-	explain_state st = { 0 };
 	rb_ledger *l = NULL;
 	rb_err err;
 	int rc, r;
 
 	r = cli_open_ledger(ctx, RB_LEDGER_READ, &l);
 	if (r < 0)
-		return CLI_EDATA;
+		rc = -2;
+	else
+		rc = r == 1 ? 1 : rb_ledger_events(l, job_id, on_event, st, &err);
+	rb_ledger_close(l);
+	if (rc == -2 || st->oom || rc < 0) {
+		if (st->oom)
+			cli_error("out of memory");
+		else if (rc == -1)
+			cli_error("job %" PRIu32 ": %s", job_id, err.msg);
+		json_object_put(st->events);
+		st->events = NULL;
+		return -1;
+	}
+	return rc;
+}
+
+/* The JSON of one job's log (its task ids, for a task). */
+static json_object *log_json(const cli_task *task, uint32_t job_id,
+			     explain_state *st)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "job_id", json_object_new_int64(job_id));
+	if (task && task->array_job_id) {
+		json_object_object_add(o, "array_job_id",
+				       json_object_new_int64(task->array_job_id));
+		json_object_object_add(o, "array_task_id",
+				       json_object_new_int64(task->task_id));
+	}
+	json_object_object_add(o, "torn_lines",
+			       json_object_new_int64((int64_t)st->torn));
+	json_object_object_add(o, "events", st->events);
+	return o;
+}
+
+/* One job's log; task: its ids when it is an array task (else NULL). */
+static int explain_one(cli_ctx *ctx, uint32_t job_id, const cli_task *task)
+{
+	explain_state st = { 0 };
+	int rc;
+
 	if (ctx->json)
 		st.events = json_object_new_array();
-	rc = r == 1 ? 1 : rb_ledger_events(l, job_id, on_event, &st, &err);
-	rb_ledger_close(l);
-	if (st.oom) {
-		json_object_put(st.events);
-		cli_error("out of memory");
+	else if (task && task->array_job_id)
+		printf("job %" PRIu32 " (array task %" PRIu32 "_%" PRIu32 ")\n",
+		       job_id, task->array_job_id, task->task_id);
+	rc = walk(ctx, job_id, &st);
+	if (rc < 0)
 		return CLI_EDATA;
-	}
-	if (rc < 0) {
-		json_object_put(st.events);
-		cli_error("job %" PRIu32 ": %s", job_id, err.msg);
-		return CLI_EDATA;
-	}
 	if (rc == 1) {
 		json_object_put(st.events);
 		cli_error("job %" PRIu32 ": no event log on cluster %s (not "
@@ -408,17 +443,73 @@ int cli_cmd_explain(cli_ctx *ctx, uint32_t job_id)
 		return CLI_ENOTFOUND;
 	}
 	if (ctx->json) {
-		json_object *o = json_object_new_object();
+		json_object *o = log_json(task, job_id, &st);
 
 		json_object_object_add(o, "cluster",
 				       cli_json_string(ctx->cluster));
-		json_object_object_add(o, "job_id", json_object_new_int64(job_id));
-		json_object_object_add(o, "torn_lines",
-				       json_object_new_int64((int64_t)st.torn));
-		json_object_object_add(o, "events", st.events);
 		return cli_json_print(o) < 0 ? CLI_EDATA : CLI_OK;
 	}
 	if (st.n == 0)
 		printf("(no events recorded for job %" PRIu32 ")\n", job_id);
 	return fflush(stdout) == 0 ? CLI_OK : CLI_EDATA;
+}
+
+/* Every task's log, by task id: a heading line per task, then its events
+ * (JSON: one object per task), then the tasks not started yet. */
+static int explain_array(cli_ctx *ctx, const cli_target *t)
+{
+	json_object *tasks = ctx->json ? json_object_new_array() : NULL;
+	int rc = CLI_OK;
+
+	for (size_t i = 0; i < t->n; i++) {
+		const cli_task *k = &t->tasks[i];
+		explain_state st = { 0 };
+		int r;
+
+		if (tasks)
+			st.events = json_object_new_array();
+		else
+			printf("== %" PRIu32 "_%" PRIu32 " (job %" PRIu32 ") ==\n",
+			       k->array_job_id, k->task_id, k->job_id);
+		r = walk(ctx, k->job_id, &st);
+		if (r < 0)
+			rc = CLI_EDATA;
+		else if (tasks)
+			json_object_array_add(tasks, log_json(k, k->job_id, &st));
+		else if (r == 1 || st.n == 0)
+			printf("(no events recorded for job %" PRIu32 ")\n",
+			       k->job_id);
+	}
+	if (tasks) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "cluster", cli_json_string(ctx->cluster));
+		json_object_object_add(o, "array_job_id",
+				       json_object_new_int64(t->ref.id));
+		json_object_object_add(o, "tasks", tasks);
+		cli_json_add_pending(o, t);
+		cli_target_notes(t);
+		return cli_json_print(o) < 0 ? CLI_EDATA : rc;
+	}
+	cli_print_pending(t);
+	cli_target_notes(t);
+	return fflush(stdout) == 0 ? rc : CLI_EDATA;
+}
+
+int cli_cmd_explain(cli_ctx *ctx, const rb_job_arg *ref)
+{
+	cli_target t;
+	int rc = cli_resolve(ctx, ref, true, &t);
+
+	/* a bare id without a record: its event log, if any, as before */
+	if (rc == CLI_ENOTFOUND && !ref->task)
+		rc = explain_one(ctx, ref->id, NULL);
+	else if (rc == CLI_ENOTFOUND)
+		rc = cli_not_found(ctx, ref);
+	else if (rc == CLI_OK && t.array)
+		rc = explain_array(ctx, &t);
+	else if (rc == CLI_OK)
+		rc = explain_one(ctx, t.tasks[0].job_id, &t.tasks[0]);
+	cli_target_free(&t);
+	return rc;
 }

@@ -105,6 +105,7 @@ json_object *cli_json_summary(const rb_record *rec)
 	json_object *o = json_object_new_object();
 
 	add_int(o, "job_id", rec->job_id);
+	cli_json_add_task(o, rec);
 	add_str(o, "user", rec->user);
 	add_int(o, "attempt", b->cur.attempt);
 	add_str(o, "phase", rb_phase_name(b->cur.phase));
@@ -144,6 +145,7 @@ json_object *cli_json_record(const rb_record *rec)
 
 	add_str(o, "cluster", rec->cluster);
 	add_int(o, "job_id", rec->job_id);
+	cli_json_add_task(o, rec);
 	add_str(o, "user", rec->user);
 	add_int(o, "uid", rec->uid);
 	add_int(o, "gid", rec->gid);

@@ -33,10 +33,20 @@ static bool wanted(const list_state *st, const rb_record *rec)
 	return true;
 }
 
-static void print_row(const rb_record *rec)
+#define ROW_FMT "%-12s %-12s %7s  %-9s  %-9s  %-9s %-5s %s\n"
+
+void cli_list_header(void)
+{
+	printf(ROW_FMT, "JOB", "USER", "ATTEMPT", "STATE", "PHASE", "F/M",
+	       "r/R", "LEFT");
+}
+
+/* The JOB column: the job id, or ARRAY_TASK for an array task. */
+void cli_list_row(const rb_record *rec)
 {
 	const rb_budget *b = &rec->budget;
 	char user[RB_NAME_MAX * 3], fm[48], rr[32], left[32], attempt[24];
+	char addr[RB_JOB_ADDR_MAX];
 
 	cli_format_fm(b, &b->cur.limits, fm, sizeof(fm));
 	snprintf(rr, sizeof(rr), "%d/%d", b->restore_failures,
@@ -46,9 +56,8 @@ static void print_row(const rb_record *rec)
 		snprintf(attempt, sizeof(attempt), "%" PRId64, b->cur.attempt);
 	else
 		snprintf(attempt, sizeof(attempt), "-");
-	printf("%-10" PRIu32 " %-12s %7s  %-9s  %-9s  %-9s %-5s %s\n",
-	       rec->job_id, cli_safe(rec->user[0] ? rec->user : "?", user,
-				     sizeof(user)),
+	printf(ROW_FMT, cli_rec_addr(rec, addr),
+	       cli_safe(rec->user[0] ? rec->user : "?", user, sizeof(user)),
 	       attempt, cli_job_state(rec), rb_phase_name(b->cur.phase), fm,
 	       rr, left);
 }
@@ -86,52 +95,87 @@ static int on_job(uint32_t job_id, void *vctx)
 	if (st->jobs)
 		json_object_array_add(st->jobs, cli_json_summary(st->rec));
 	else
-		print_row(st->rec);
+		cli_list_row(st->rec);
 	return 0;
+}
+
+/* The rows: every record, or (list JOB) the target's, by task id, and
+ * its tasks not started yet. */
+static int list_rows(list_state *st, const cli_target *t, json_object *out)
+{
+	rb_err err;
+
+	if (t) {
+		for (size_t i = 0; i < t->n; i++)
+			on_job(t->tasks[i].job_id, st);
+		if (out)
+			cli_json_add_pending(out, t);
+		else
+			cli_print_pending(t);
+		cli_target_notes(t);
+		return CLI_OK;
+	}
+	if (rb_ledger_jobs(st->ledger, on_job, st, &err) < 0) {
+		cli_error("%s", err.msg);
+		return CLI_EDATA;
+	}
+	return CLI_OK;
+}
+
+/* What the listing found: the notes on stderr, the JSON on stdout. */
+static int list_finish(cli_ctx *ctx, list_state *st, json_object *out, int rc)
+{
+	if (st->hidden > 0)
+		cli_error("%zu record%s of other users' jobs not shown (readable by root and each job's group only)",
+			  st->hidden, st->hidden == 1 ? "" : "s");
+	if (st->corrupt > 0) {
+		cli_error("%zu record%s could not be read (listed as corrupt)",
+			  st->corrupt, st->corrupt == 1 ? "" : "s");
+		rc = CLI_EDATA;
+	}
+	if (ctx->json) {
+		json_object_object_add(out, "cluster",
+				       cli_json_string(ctx->cluster));
+		json_object_object_add(out, "jobs", st->jobs);
+		json_object_object_add(out, "corrupt", st->errors);
+		if (cli_json_print(out) < 0)
+			rc = CLI_EDATA;
+	} else if (fflush(stdout) != 0) {
+		rc = CLI_EDATA;
+	}
+	return rc;
 }
 
 int cli_cmd_list(cli_ctx *ctx, const cli_list_opts *opts)
 {
 	list_state st = { .opts = opts };
-	rb_err err;
+	cli_target t = { 0 };
+	json_object *out = NULL;
 	int r, rc = CLI_OK;
 
 	r = cli_open_scan(ctx, RB_LEDGER_READ, &st.ledger, &st.rec);
 	if (r < 0)
 		return CLI_EDATA;
-	if (ctx->json) {
-		st.jobs = json_object_new_array();
-		st.errors = json_object_new_array();
-	} else {
-		printf("%-10s %-12s %7s  %-9s  %-9s  %-9s %-5s %s\n", "JOB",
-		       "USER", "ATTEMPT", "STATE", "PHASE", "F/M", "r/R",
-		       "LEFT");
+	/* list JOB: what JOB names first, so that a bad one prints no table */
+	if (opts->job) {
+		rc = r == 1 ? CLI_ENOTFOUND : cli_resolve(ctx, opts->job, true, &t);
+		if (rc == CLI_ENOTFOUND)
+			rc = cli_not_found(ctx, opts->job);
 	}
-	if (r == 0 && rb_ledger_jobs(st.ledger, on_job, &st, &err) < 0) {
-		cli_error("%s", err.msg);
-		rc = CLI_EDATA;
+	if (rc == CLI_OK) {
+		if (ctx->json) {
+			st.jobs = json_object_new_array();
+			st.errors = json_object_new_array();
+			out = json_object_new_object();
+		} else {
+			cli_list_header();
+		}
+		if (r == 0)
+			rc = list_rows(&st, opts->job ? &t : NULL, out);
+		rc = list_finish(ctx, &st, out, rc);
 	}
+	cli_target_free(&t);
 	rb_ledger_close(st.ledger);
 	free(st.rec);
-	if (st.hidden > 0)
-		cli_error("%zu record%s of other users' jobs not shown (readable by root and each job's group only)",
-			  st.hidden, st.hidden == 1 ? "" : "s");
-	if (st.corrupt > 0) {
-		cli_error("%zu record%s could not be read (listed as corrupt)",
-			  st.corrupt, st.corrupt == 1 ? "" : "s");
-		rc = CLI_EDATA;
-	}
-	if (ctx->json) {
-		json_object *o = json_object_new_object();
-
-		json_object_object_add(o, "cluster",
-				       cli_json_string(ctx->cluster));
-		json_object_object_add(o, "jobs", st.jobs);
-		json_object_object_add(o, "corrupt", st.errors);
-		if (cli_json_print(o) < 0)
-			rc = CLI_EDATA;
-	} else if (fflush(stdout) != 0) {
-		rc = CLI_EDATA;
-	}
 	return rc;
 }

@@ -13,6 +13,12 @@
  * can go down: Prometheus reads that as a counter reset, and rate() over a
  * window with a gc in it undercounts, never overcounts.
  *
+ * restore_budget_array_tasks gives, per job array with a task on record,
+ * how many of its tasks are in each state (cli_job_state: running,
+ * restoring, exhausted, ended; all four, 0 included, so that a series does
+ * not vanish when its count drops to 0); an array leaves the output when gc
+ * removes its last task's record.
+ *
  * A record that cannot be read is counted in
  * restore_budget_ledger_corrupt_records (that gauge is the alert; the exit
  * status stays 0 so that a cron job keeps publishing). A ledger that cannot
@@ -39,7 +45,43 @@ typedef struct {
 	int64_t interruptions, restore_failures, failures;
 	int64_t fallbacks;
 	int64_t fatal_exits, cap_refusals;
+	/* one entry per array task: its array and state, sorted at the end */
+	struct array_task {
+		uint32_t array_job_id;
+		cli_state state;
+	} *tasks;
+	size_t ntasks, cap;
+	bool oom;
 } metrics_state;
+
+static int push_task(metrics_state *st, const rb_record *rec)
+{
+	if (st->ntasks == st->cap) {
+		size_t cap = st->cap ? st->cap * 2 : 64;
+		struct array_task *n = realloc(st->tasks, cap * sizeof(*n));
+
+		if (!n) {
+			st->oom = true;
+			return -1;
+		}
+		st->tasks = n;
+		st->cap = cap;
+	}
+	st->tasks[st->ntasks].array_job_id = rec->array_job_id;
+	st->tasks[st->ntasks].state = cli_job_state_id(rec);
+	st->ntasks++;
+	return 0;
+}
+
+static int cmp_array_task(const void *a, const void *b)
+{
+	const struct array_task *x = a, *y = b;
+
+	if (x->array_job_id != y->array_job_id)
+		return (x->array_job_id > y->array_job_id) -
+		       (x->array_job_id < y->array_job_id);
+	return (int)x->state - (int)y->state;
+}
 
 static int on_job(uint32_t job_id, void *vctx)
 {
@@ -67,6 +109,8 @@ static int on_job(uint32_t job_id, void *vctx)
 	st->fallbacks += st->rec->fallback.fallbacks;
 	st->fatal_exits += b->fatal_exits;
 	st->cap_refusals += b->interruption_cap_refusals;
+	if (st->rec->array_job_id != 0 && push_task(st, st->rec) < 0)
+		return 1;
 	return 0;
 }
 
@@ -132,6 +176,30 @@ static const struct {
 	  offsetof(metrics_state, corrupt) },
 };
 
+#define ARRAY_TASKS "restore_budget_array_tasks"
+
+/* One sample per array and state, arrays by id (st->tasks sorted). */
+static void format_array_tasks(FILE *f, const char *cluster,
+			       const metrics_state *st)
+{
+	fputs("# HELP " ARRAY_TASKS " Tasks of a job array with a record in "
+	      "the ledger, per array and state (running, restoring, exhausted, "
+	      "ended).\n# TYPE " ARRAY_TASKS " gauge\n", f);
+	for (size_t i = 0; i < st->ntasks;) {
+		uint32_t a = st->tasks[i].array_job_id;
+		int64_t counts[CLI_ST_COUNT] = { 0 };
+
+		for (; i < st->ntasks && st->tasks[i].array_job_id == a; i++)
+			counts[st->tasks[i].state]++;
+		for (int s = 0; s < CLI_ST_COUNT; s++) {
+			fputs(ARRAY_TASKS "{cluster=\"", f);
+			put_label_value(f, cluster);
+			fprintf(f, "\",array_job_id=\"%" PRIu32 "\",state=\"%s\"} %"
+				PRId64 "\n", a, cli_state_names[s], counts[s]);
+		}
+	}
+}
+
 static void format_metrics(FILE *f, const char *cluster,
 			   const metrics_state *st)
 {
@@ -144,6 +212,7 @@ static void format_metrics(FILE *f, const char *cluster,
 		put_metric(f, cluster, metric_table[i].name,
 			   metric_table[i].type, metric_table[i].help, value);
 	}
+	format_array_tasks(f, cluster, st);
 }
 
 /* Where write_atomic puts its text first: "<dir>/.<base>.XXXXXX", a name
@@ -251,33 +320,47 @@ out:
 	return rc;
 }
 
+static int publish(const cli_ctx *ctx, metrics_state *st, const char *output);
+
 int cli_cmd_metrics(cli_ctx *ctx, const char *output)
 {
 	metrics_state st = { 0 };
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f;
 	rb_err err;
 	int r, rc = CLI_OK;
 
 	r = cli_open_scan(ctx, RB_LEDGER_READ, &st.ledger, &st.rec);
 	if (r < 0)
 		return CLI_EDATA;
-	if (r == 0 && rb_ledger_jobs(st.ledger, on_job, &st, &err) < 0) {
-		cli_error("%s", err.msg);
+	if (r == 0 && (rb_ledger_jobs(st.ledger, on_job, &st, &err) < 0 ||
+		       st.oom)) {
+		cli_error("%s", st.oom ? "out of memory" : err.msg);
 		rc = CLI_EDATA;
 	}
 	rb_ledger_close(st.ledger);
 	free(st.rec);
-	if (rc != CLI_OK)
-		return rc; /* publish nothing rather than a partial sum */
+	if (rc == CLI_OK)
+		rc = publish(ctx, &st, output);
+	free(st.tasks);
+	return rc; /* on an error: nothing published rather than a partial sum */
+}
+
+/* Format st and print it, or replace output with it. */
+static int publish(const cli_ctx *ctx, metrics_state *st, const char *output)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int rc = CLI_OK;
+
+	if (st->ntasks > 1)
+		qsort(st->tasks, st->ntasks, sizeof(*st->tasks), cmp_array_task);
 
 	f = open_memstream(&text, &len);
 	if (!f) {
 		cli_error("out of memory");
 		return CLI_EDATA;
 	}
-	format_metrics(f, ctx->cluster, &st);
+	format_metrics(f, ctx->cluster, st);
 	if (fclose(f) != 0) {
 		free(text);
 		cli_error("out of memory");

@@ -126,7 +126,12 @@ static void print_identity(const rb_record *rec)
 	char user[RB_NAME_MAX * 3], part[RB_NAME_MAX * 3], acct[RB_NAME_MAX * 3];
 
 	kv_safe("cluster", rec->cluster, "-");
-	snprintf(buf, sizeof(buf), "%" PRIu32, rec->job_id);
+	if (rec->array_job_id != 0)
+		snprintf(buf, sizeof(buf), "%" PRIu32 " (array task %" PRIu32
+			 "_%" PRIu32 ")", rec->job_id, rec->array_job_id,
+			 rec->array_task_id);
+	else
+		snprintf(buf, sizeof(buf), "%" PRIu32, rec->job_id);
 	kv("job", buf);
 	snprintf(buf, sizeof(buf), "%s (uid %" PRIu32 ")",
 		 cli_safe(rec->user[0] ? rec->user : "?", user, sizeof(user)),
@@ -205,7 +210,7 @@ static void print_budget(const cli_ctx *ctx, const rb_record *rec)
 	kv("updated", t1);
 }
 
-int cli_cmd_show(cli_ctx *ctx, uint32_t job_id)
+static int show_one(cli_ctx *ctx, uint32_t job_id)
 {
 	rb_record *rec;
 	int rc = cli_read_job(ctx, job_id, &rec);
@@ -226,5 +231,88 @@ int cli_cmd_show(cli_ctx *ctx, uint32_t job_id)
 		rc = fflush(stdout) == 0 ? CLI_OK : CLI_EDATA;
 	}
 	free(rec);
+	return rc;
+}
+
+/* --- a job array: the sweep overview -------------------------------------------- */
+
+typedef struct {
+	int64_t counts[CLI_ST_COUNT];
+	json_object *tasks;  /* --json */
+} overview;
+
+static void count_task(const rb_record *rec, void *arg)
+{
+	overview *ov = arg;
+
+	ov->counts[cli_job_state_id(rec)]++;
+}
+
+static void row_task(const rb_record *rec, void *arg)
+{
+	overview *ov = arg;
+
+	if (ov->tasks)
+		json_object_array_add(ov->tasks, cli_json_summary(rec));
+	else
+		cli_list_row(rec);
+}
+
+static json_object *json_counts(const int64_t *counts)
+{
+	json_object *o = json_object_new_object();
+
+	for (int s = 0; s < CLI_ST_COUNT; s++)
+		json_object_object_add(o, cli_state_names[s],
+				       json_object_new_int64(counts[s]));
+	return o;
+}
+
+/* One row per task with a record, by task id, then the tasks squeue
+ * lists as not started (contrib/cli/README.md, "Job arrays"). */
+static int show_array(cli_ctx *ctx, const cli_target *t)
+{
+	overview ov = { { 0 }, NULL };
+	json_object *o;
+	size_t bad;
+
+	cli_each_task(ctx, t, true, count_task, &ov);
+	if (ctx->json) {
+		ov.tasks = json_object_new_array();
+		bad = cli_each_task(ctx, t, false, row_task, &ov);
+		o = json_object_new_object();
+		json_object_object_add(o, "cluster", cli_json_string(ctx->cluster));
+		json_object_object_add(o, "array_job_id",
+				       json_object_new_int64(t->ref.id));
+		json_object_object_add(o, "counts", json_counts(ov.counts));
+		json_object_object_add(o, "tasks", ov.tasks);
+		cli_json_add_pending(o, t);
+		cli_target_notes(t);
+		return cli_json_print(o) < 0 || bad ? CLI_EDATA : CLI_OK;
+	}
+	printf("array %" PRIu32 " on cluster %s: %zu task%s with a record: "
+	       "%" PRId64 " running, %" PRId64 " restoring, %" PRId64
+	       " exhausted, %" PRId64 " ended\n", t->ref.id, ctx->cluster,
+	       t->n, t->n == 1 ? "" : "s", ov.counts[CLI_ST_RUNNING],
+	       ov.counts[CLI_ST_RESTORING], ov.counts[CLI_ST_EXHAUSTED],
+	       ov.counts[CLI_ST_ENDED]);
+	cli_list_header();
+	bad = cli_each_task(ctx, t, false, row_task, &ov);
+	cli_print_pending(t);
+	cli_target_notes(t);
+	return fflush(stdout) != 0 || bad ? CLI_EDATA : CLI_OK;
+}
+
+int cli_cmd_show(cli_ctx *ctx, const rb_job_arg *ref)
+{
+	cli_target t;
+	int rc = cli_resolve(ctx, ref, true, &t);
+
+	if (rc == CLI_ENOTFOUND)
+		rc = cli_not_found(ctx, ref);
+	else if (rc == CLI_OK)
+		rc = t.array ? show_array(ctx, &t) :
+			       show_one(ctx, t.tasks[0].job_id);
+	cli_target_free(&t);
 	return rc;
 }

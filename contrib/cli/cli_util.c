@@ -49,16 +49,6 @@ void cli_install_log_sink(void)
 	rb_log_set_sink(stderr_sink);
 }
 
-int cli_parse_job_id(const char *s, uint32_t *out)
-{
-	long long v;
-
-	if (cli_parse_uint(s, UINT32_MAX, &v) < 0 || v == 0)
-		return -1;
-	*out = (uint32_t)v;
-	return 0;
-}
-
 int cli_parse_uint(const char *s, long long max, long long *out)
 {
 	long long v = 0;
@@ -205,13 +195,27 @@ void cli_format_left(const rb_budget *b, char *buf, size_t len)
 		snprintf(buf, len, "%" PRId64, left);
 }
 
-const char *cli_job_state(const rb_record *rec)
+const char *const cli_state_names[CLI_ST_COUNT] = {
+	[CLI_ST_RUNNING] = "running",
+	[CLI_ST_RESTORING] = "restoring",
+	[CLI_ST_EXHAUSTED] = "exhausted",
+	[CLI_ST_ENDED] = "ended",
+};
+
+cli_state cli_job_state_id(const rb_record *rec)
 {
 	const rb_budget *b = &rec->budget;
 
+	/* exhausted wins: a refused attempt has no end of its own yet */
 	if (b->exhausted || b->cur.refused)
-		return "exhausted";
-	if (b->cur.attempt >= 0 && b->cur.end == RB_END_NONE)
-		return "running";
-	return "ended";
+		return CLI_ST_EXHAUSTED;
+	if (b->cur.attempt < 0 || b->cur.end != RB_END_NONE)
+		return CLI_ST_ENDED;
+	return b->cur.phase == RB_PHASE_RESTORING ? CLI_ST_RESTORING :
+						    CLI_ST_RUNNING;
+}
+
+const char *cli_job_state(const rb_record *rec)
+{
+	return cli_state_names[cli_job_state_id(rec)];
 }

@@ -22,12 +22,16 @@ static const char usage_text[] =
 "\n"
 "Commands:\n"
 "  show JOB                 a job's counters (F/M, r/R), restores left, phase,\n"
-"                           checkpoint, last end and the limits in force\n"
+"                           checkpoint, last end and the limits in force; an\n"
+"                           array's id: one row per task, and its tasks not\n"
+"                           started yet\n"
 "  explain JOB              one line per recorded event: each attempt's start\n"
 "                           (decision, what was charged and why), report, end,\n"
-"                           and every grant\n"
-"  list [--user NAME] [--state running|ended|exhausted|all] [--exhausted]\n"
-"                           one line per job record\n"
+"                           and every grant (an array's id: each task's)\n"
+"  list [JOB] [--user NAME] [--exhausted]\n"
+"       [--state running|restoring|exhausted|ended|all]\n"
+"                           one line per job record (JOB: that job, or an\n"
+"                           array's tasks)\n"
 "  check-config [FILE]      validate the config file and print the effective\n"
 "                           settings (errors as file:line: message)\n"
 "  grant JOB --failures N   (root) give a job N more failures of budget\n"
@@ -38,8 +42,9 @@ static const char usage_text[] =
 "                           unless --force\n"
 "  metrics [--output FILE]  Prometheus metrics (node_exporter textfile format):\n"
 "                           jobs tracked and exhausted, interruption, restore\n"
-"                           failure and failure totals, corrupt records;\n"
-"                           --output replaces FILE atomically\n"
+"                           failure and failure totals, corrupt records, the\n"
+"                           tasks of each job array per state; --output\n"
+"                           replaces FILE atomically\n"
 "\n"
 "Options:\n"
 "  --config FILE   the plugin's config file (default: $RESTORE_BUDGET_CONFIG,\n"
@@ -49,6 +54,9 @@ static const char usage_text[] =
 "                  ClusterName in $SLURM_CONF or /etc/slurm/slurm.conf, else\n"
 "                  \"cluster\")\n"
 "  --json          JSON output (show, explain, list, check-config)\n"
+"\n"
+"JOB is a job id (123), or an array task ARRAY_TASK (123_4); an array's own\n"
+"id means all its tasks (grant takes one task).\n"
 "  -h, --help      show this help\n"
 "  --version       show the version\n"
 "\n"
@@ -80,7 +88,7 @@ static const struct {
 } commands[] = {
 	{ "show", CMD_SHOW, 1, 1 },
 	{ "explain", CMD_EXPLAIN, 1, 1 },
-	{ "list", CMD_LIST, 0, 0 },
+	{ "list", CMD_LIST, 0, 1 },
 	{ "check-config", CMD_CHECK_CONFIG, 0, 1 },
 	{ "grant", CMD_GRANT, 1, 1 },
 	{ "gc", CMD_GC, 0, 0 },
@@ -257,20 +265,21 @@ static int check_arg_count(const cli_args *a)
 	return CLI_OK;
 }
 
-static int job_arg(const char *s, uint32_t *job_id)
+static int job_arg(const char *s, rb_job_arg *ref)
 {
-	if (cli_parse_job_id(s, job_id) < 0)
-		return usage_error("'%s' is not a job id (a decimal number "
-				   "1..4294967295; an array task has its own "
-				   "job id: squeue -o %%A)", safe_arg(s));
+	if (rb_job_arg_parse(s, ref) < 0)
+		return usage_error("'%s' is not a job id (a job id is a decimal "
+				   "number 1..4294967295; an array task is "
+				   "ARRAY_TASK, e.g. 123_4)", safe_arg(s));
 	return CLI_OK;
 }
 
-static int run_list(cli_ctx *ctx, const cli_args *a)
+static int run_list(cli_ctx *ctx, const cli_args *a, const rb_job_arg *ref)
 {
-	cli_list_opts lo = { a->value[OPT_USER], a->value[OPT_STATE] };
+	cli_list_opts lo = { a->value[OPT_USER], a->value[OPT_STATE],
+			     a->nargs ? ref : NULL };
 	static const char *const states[] = {
-		"running", "ended", "exhausted", "all",
+		"running", "restoring", "exhausted", "ended", "all",
 	};
 	bool ok = !lo.state;
 
@@ -278,8 +287,8 @@ static int run_list(cli_ctx *ctx, const cli_args *a)
 	     i++)
 		ok = ok || !strcmp(lo.state, states[i]);
 	if (!ok)
-		return usage_error("--state %s: expected running, ended, "
-				   "exhausted or all", safe_arg(lo.state));
+		return usage_error("--state %s: expected running, restoring, "
+				   "exhausted, ended or all", safe_arg(lo.state));
 	if (a->set[OPT_EXHAUSTED]) {
 		if (lo.state && strcmp(lo.state, "exhausted") != 0)
 			return usage_error("%s", "--exhausted contradicts "
@@ -293,14 +302,14 @@ static int run_list(cli_ctx *ctx, const cli_args *a)
 
 static int dispatch(cli_ctx *ctx, const cli_args *a)
 {
-	uint32_t job_id = 0;
+	rb_job_arg ref = { 0 };
 	long long n = 0;
 	int rc;
 
 	/* Usage errors first (2), then permission (4), then the data. */
 	if ((a->cmd == CMD_SHOW || a->cmd == CMD_EXPLAIN ||
-	     a->cmd == CMD_GRANT) &&
-	    (rc = job_arg(a->args[0], &job_id)) != CLI_OK)
+	     a->cmd == CMD_GRANT || (a->cmd == CMD_LIST && a->nargs)) &&
+	    (rc = job_arg(a->args[0], &ref)) != CLI_OK)
 		return rc;
 	if (a->cmd == CMD_GRANT) {
 		if (!a->set[OPT_FAILURES])
@@ -329,13 +338,13 @@ static int dispatch(cli_ctx *ctx, const cli_args *a)
 		return rc;
 	switch (a->cmd) {
 	case CMD_SHOW:
-		return cli_cmd_show(ctx, job_id);
+		return cli_cmd_show(ctx, &ref);
 	case CMD_EXPLAIN:
-		return cli_cmd_explain(ctx, job_id);
+		return cli_cmd_explain(ctx, &ref);
 	case CMD_LIST:
-		return run_list(ctx, a);
+		return run_list(ctx, a, &ref);
 	case CMD_GRANT:
-		return cli_cmd_grant(ctx, job_id, (int)n);
+		return cli_cmd_grant(ctx, &ref, (int)n);
 	case CMD_GC:
 		return cli_cmd_gc(ctx, n, a->set[OPT_DRY_RUN], a->set[OPT_FORCE]);
 	case CMD_METRICS:

@@ -71,6 +71,16 @@ FILENAME == ARGV[1] { notes[++nnotes] = $0; next }
 		else if (w[2] == "load") TP_load = F["loadavg"] " (slurmctld processes on the machine: " F["other_slurmctlds"] ")"
 		else if (F["round"] != "") { TPR[F["round"], F["variant"]] = F["makespan_s"]; TPC[F["round"], F["variant"]] = F["completed"] "/" F["jobs"]; if (F["round"] > tp_nr) tp_nr = F["round"] }
 	}
+	else if (t == "throughput_array") {
+		TAR[F["round"], F["variant"]] = (F["failed"] != "" ? "FAILED: " F["failed"] : F["makespan_s"])
+		TAC[F["round"], F["variant"]] = (F["failed"] != "" ? "-" : F["completed"] "/" F["tasks"] " (records " F["records"] ")")
+		if (F["round"] > ta_nr) ta_nr = F["round"]
+	}
+	else if (t == "throughput_array_total") {
+		TA[F["variant"]] = (F["failed"] != "" ? "FAILED (" F["failed"] ")" : F["makespan_s"])
+		TAT[F["variant"]] = F["tasks"]; TAP[F["variant"]] = (F["failed"] != "" ? "-" : F["tasks_per_s"]); have_ta = 1
+	}
+	else if (t == "throughput_array_ratio") { TA_ratio = F["ratio"]; TA_rmed = F["round_ratio_med"]; TA_n = F["tasks"]; TA_fail = F["failures"] }
 	else if (t == "loadavg_start") { la0 = substr($0, 15) }
 	else if (t == "loadavg_end") { la1 = substr($0, 13) }
 	else if (t == "elapsed_s") { elapsed = $2 }
@@ -131,6 +141,8 @@ END {
 	print "  (`sbatch --requeue -N1 -n1 --wrap true`) in batches alternating with/without"
 	print "  the plugin (ABBA); a batch's makespan = its first sbatch to squeue empty"
 	print "  (polled every 50 ms: every job ran, its epilog ended, it left COMPLETING)."
+	print "  Then one job array per batch (`sbatch --array=0-N-1`), the same ABBA order; a"
+	print "  batch counts only if every task ended COMPLETED with a record (with) or none (without)."
 	print ""
 
 	if (nnotes > 0) {
@@ -264,6 +276,7 @@ END {
 
 	storm_section()
 	throughput_section()
+	throughput_array_section()
 
 	print "## Targets"
 	print ""
@@ -358,6 +371,30 @@ function throughput_section(    r, a, b) {
 	print "Each round runs " TP_per " jobs per variant (order alternating: without first in odd rounds)."
 	print "Median of the rounds' ratios: " TP_rmed ". Failed batches: " (TP_fail == "" ? "?" : TP_fail) ". Load at the end: " TP_load "."
 	print "Check: `" TP_check "`"
+	print ""
+}
+
+function throughput_array_section(    r, a, b) {
+	if (!have_ta) return
+	print "## 6b. Throughput: a " TA_n "-task job array with the plugin vs without"
+	print ""
+	print "One `sbatch --array=0-" TA_n - 1 " --requeue --wrap true` per batch; makespan = the sbatch to the queue empty."
+	print "A failed batch (sbatch refused, tasks left queued, a task not COMPLETED, a record missing with the plugin or present without) is FAILED, never a 0."
+	print ""
+	print "| variant | tasks | makespan s | tasks per s |"
+	print "|---|---|---|---|"
+	printf "| without | %s | %s | %s |\n", TAT["without"], TA["without"], TAP["without"]
+	printf "| with | %s | %s | %s |\n", TAT["with"], TA["with"], TAP["with"]
+	printf "| **ratio with / without** | | **%s** | |\n", TA_ratio
+	print ""
+	print "| round | without s | with s | with / without | completed (without, with) |"
+	print "|---|---|---|---|---|"
+	for (r = 1; r <= ta_nr; r++) {
+		a = TAR[r, "without"]; b = TAR[r, "with"]
+		printf "| %d | %s | %s | %s | %s, %s |\n", r, a, b, ((a ~ /^FAILED/ || b ~ /^FAILED/) ? "n/a" : ratio(b, a)), TAC[r, "without"], TAC[r, "with"]
+	}
+	print ""
+	print "Median of the rounds' ratios: " (TA_rmed == "" ? "n/a" : TA_rmed) ". Failed batches: " TA_fail "."
 	print ""
 }
 

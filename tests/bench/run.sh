@@ -9,7 +9,8 @@
 # 5. storm        bench_storm: N = BENCH_STORM_NODES workers run one job's
 #                 prolog at once (tmpfs and disk, as BENCH_FS)
 # 6. throughput   tests/bench/throughput.sh: THROUGHPUT_JOBS short jobs per
-#                 variant on a private cluster, with the plugin vs without
+#                 variant on a private cluster, with the plugin vs without,
+#                 then a THROUGHPUT_ARRAY-task job array per variant
 #
 # BENCH_PARTS picks the parts: any of "events memory e2e storm throughput"
 # (default all; "events" is 1 and 2).
@@ -42,6 +43,8 @@ STORM_NODES=${BENCH_STORM_NODES:-1 16 64 256 1024}
 STORM_REPS=${BENCH_STORM_REPS:-5}
 TP_JOBS=${THROUGHPUT_JOBS:-300}
 TP_ROUNDS=${THROUGHPUT_ROUNDS:-6}
+TP_ARRAY=${THROUGHPUT_ARRAY:-300}
+TP_AROUNDS=${THROUGHPUT_ARRAY_ROUNDS:-4}
 CLUSTER=bench
 # part NAME - 0 if BENCH_PARTS asks for it
 part() { [[ " $PARTS " == *" $1 "* ]]; }
@@ -250,18 +253,19 @@ if part storm; then
 fi
 
 # ---- 6: throughput ------------------------------------------------------------------
-if part throughput && ((TP_JOBS > 0)); then
-    log "throughput: $TP_JOBS jobs per variant in $TP_ROUNDS rounds (tests/bench/throughput.sh)"
-    THROUGHPUT_JOBS=$TP_JOBS THROUGHPUT_ROUNDS=$TP_ROUNDS BENCH_OUT=$OUT BENCH_PLUGIN=${BENCH_PLUGIN:-build/restore_budget.so} \
-        "$here/throughput.sh" >"$OUT/throughput.log" 2>&1 || note "throughput.sh failed (see $OUT/throughput.log)"
-    grep -E '^throughput ' "$OUT/throughput.log" >>"$RAW"
+if part throughput && ((TP_JOBS + TP_ARRAY > 0)); then
+    log "throughput: $TP_JOBS jobs per variant in $TP_ROUNDS rounds, a $TP_ARRAY-task array per variant in $TP_AROUNDS rounds (tests/bench/throughput.sh)"
+    THROUGHPUT_JOBS=$TP_JOBS THROUGHPUT_ROUNDS=$TP_ROUNDS THROUGHPUT_ARRAY=$TP_ARRAY THROUGHPUT_ARRAY_ROUNDS=$TP_AROUNDS \
+        BENCH_OUT=$OUT BENCH_PLUGIN=${BENCH_PLUGIN:-build/restore_budget.so} \
+        "$here/throughput.sh" >"$OUT/throughput.log" 2>&1 || note "throughput.sh failed: a batch failed or the cluster did not start (see $OUT/throughput.log)"
+    grep -E '^throughput(_array[a-z_]*)? ' "$OUT/throughput.log" >>"$RAW"
 fi
 
 raw "loadavg_end $(cut -d' ' -f1-3 /proc/loadavg)"
 raw "elapsed_s $(($(date +%s) - t_start))"
 
 # ---- report ------------------------------------------------------------------------
-rerun="make bench BENCH_PARTS=\"$PARTS\" BENCH_EVENTS=\"$EVENTS\" BENCH_RECORDS=\"$RECORDS\" BENCH_FS=\"$FSLIST\" BENCH_E2E_RUNS=$E2E_RUNS BENCH_RSS_EVENTS=$RSS_EVENTS BENCH_STORM_NODES=\"$STORM_NODES\" BENCH_STORM_REPS=$STORM_REPS THROUGHPUT_JOBS=$TP_JOBS THROUGHPUT_ROUNDS=$TP_ROUNDS"
+rerun="make bench BENCH_PARTS=\"$PARTS\" BENCH_EVENTS=\"$EVENTS\" BENCH_RECORDS=\"$RECORDS\" BENCH_FS=\"$FSLIST\" BENCH_E2E_RUNS=$E2E_RUNS BENCH_RSS_EVENTS=$RSS_EVENTS BENCH_STORM_NODES=\"$STORM_NODES\" BENCH_STORM_REPS=$STORM_REPS THROUGHPUT_JOBS=$TP_JOBS THROUGHPUT_ROUNDS=$TP_ROUNDS THROUGHPUT_ARRAY=$TP_ARRAY THROUGHPUT_ARRAY_ROUNDS=$TP_AROUNDS"
 SIZES_STR="${SIZES[*]}" RERUN=$rerun awk -f "$here/report.awk" "$NOTES" "$RAW" >"$OUT/results.md"
 log "wrote $OUT/results.md"
 cat "$OUT/results.md"

@@ -18,10 +18,20 @@
 # the sum over its batches. Each batch is preceded by one unmeasured job of
 # its variant (the first job after a plugstack.conf switch is slow).
 #
-# Knobs: THROUGHPUT_JOBS (300; e.g. 60 for a quick check), THROUGHPUT_ROUNDS
-# (6), BENCH_OUT (build/bench), BENCH_PLUGIN (build/restore_budget.so).
-# Prints "throughput ..." key=value lines; nothing is asserted. Exit 1 only
-# if the cluster could not start.
+# Then a sweep: one job array of THROUGHPUT_ARRAY tasks per batch
+# (`sbatch --array=0-N-1 --requeue -N1 -n1 --wrap true`, one sbatch call),
+# THROUGHPUT_ARRAY_ROUNDS rounds in the same ABBA order; a batch's makespan is
+# again its sbatch until squeue lists no job. Every task must end COMPLETED
+# (and, with the plugin, have a record): anything less fails the batch.
+#
+# Knobs: THROUGHPUT_JOBS (300; e.g. 60 for a quick check; 0 = only the
+# array), THROUGHPUT_ROUNDS (6), THROUGHPUT_ARRAY (300 tasks; 0 = no array
+# part), THROUGHPUT_ARRAY_ROUNDS (4), THROUGHPUT_ARRAY_WRAP (true: what each
+# task runs; `false` makes every array batch fail, to see that path),
+# BENCH_OUT (build/bench), BENCH_PLUGIN (build/restore_budget.so).
+# Prints "throughput ..." and "throughput_array ..." key=value lines; no time
+# is asserted. Exit 1 if the cluster could not start or any batch failed (a
+# failed variant is an error, never a total of 0).
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -36,7 +46,13 @@ export RB_CLUSTER_NAME
 . "$here/cluster_variant.sh"
 bench_cluster_parent "$OUT" || exit 1
 
-((ROUNDS >= 1 && JOBS >= ROUNDS)) || { echo "throughput: need THROUGHPUT_JOBS >= THROUGHPUT_ROUNDS >= 1" >&2; exit 2; }
+ARRAY=${THROUGHPUT_ARRAY:-300}
+AROUNDS=${THROUGHPUT_ARRAY_ROUNDS:-4}
+# what each task runs: `true`; `false` shows a failed batch (an error)
+AWRAP=${THROUGHPUT_ARRAY_WRAP:-true}
+((ROUNDS >= 1 && (JOBS == 0 || JOBS >= ROUNDS))) || { echo "throughput: need THROUGHPUT_JOBS = 0 or >= THROUGHPUT_ROUNDS >= 1" >&2; exit 2; }
+((ARRAY == 0 || (AROUNDS >= 1 && ARRAY <= 1000))) || { echo "throughput: need THROUGHPUT_ARRAY 0..1000 (MaxArraySize) and THROUGHPUT_ARRAY_ROUNDS >= 1" >&2; exit 2; }
+((JOBS + ARRAY > 0)) || { echo "throughput: THROUGHPUT_JOBS and THROUGHPUT_ARRAY are both 0" >&2; exit 2; }
 PER=$((JOBS / ROUNDS))
 CHUNK=20 # sbatch calls per as_user (its timeout is 30 s)
 
@@ -98,6 +114,54 @@ for var in without with; do
     bench_set_variant "$var"
     submit "$var" 2 >/dev/null && drained 60 >/dev/null
 done
+sum() { tr ' ' '\n' <<<"$1" | awk 'NF { s += $1 } END { printf "%.3f", s }'; }
+# median over rounds of makespan(with) / makespan(without), round by round
+round_ratio_med() {
+    paste <(tr ' ' '\n' <<<"$1" | grep .) <(tr ' ' '\n' <<<"$2" | grep .) |
+        awk '$2 > 0 { print $1 / $2 }' | sort -g |
+        awk '{ v[NR] = $1 } END { n = NR; if (!n) print "nan"; else printf "%.3f", (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2) }'
+}
+
+# array_batch VARIANT ROUND N - one measured job array of N tasks.
+afails=0
+declare -A AMS=([with]="" [without]="") ATASKS=([with]=0 [without]=0)
+array_batch() {
+    local var=$1 r=$2 n=$3 out t0 aid t1 ms states done_n ids recs=0 j why=""
+    bench_set_variant "$var"
+    submit "$var" 1 >/dev/null && drained 60 >/dev/null
+    out=$(as_user bash -c 'echo "$EPOCHREALTIME"
+        sbatch --parsable --array="0-$(($1 - 1))" --requeue -N1 -n1 -o /dev/null -J "tpa-$2" --wrap "$3"' _ "$n" "$var" "$AWRAP") ||
+        why="sbatch --array failed"
+    t0=$(head -n 1 <<<"$out")
+    aid=$(tail -n +2 <<<"$out" | cut -d';' -f1)
+    [[ -z $why && ! $aid =~ ^[0-9]+$ ]] && why="sbatch printed no array id"
+    if [[ -z $why ]] && ! t1=$(drained $((60 + 2 * n))); then why="tasks still queued after $((60 + 2 * n))s"; fi
+    if [[ -z $why ]]; then
+        # %A: each task's own job id (its ledger record's key), %T: its state
+        states=$(timeout 10 squeue -h -t all -j "$aid" -o '%A %T' 2>/dev/null)
+        done_n=$(grep -c ' COMPLETED$' <<<"$states")
+        ((done_n == n)) || why="$done_n of $n tasks COMPLETED"
+    fi
+    if [[ -z $why ]]; then
+        # the plugin ran in every task of "with" and in none of "without"
+        ids=$(awk '{ print $1 }' <<<"$states")
+        for j in $ids; do [[ -f $(rb_rec_path "$j") ]] && recs=$((recs + 1)); done
+        [[ $var == with ]] && ((recs != n)) && why="$recs of $n tasks have a ledger record"
+        [[ $var == without ]] && ((recs != 0)) && why="$recs tasks have a ledger record without the plugin"
+    fi
+    if [[ -n $why ]]; then
+        afails=$((afails + 1))
+        echo "throughput_array round=$r variant=$var tasks=$n failed=\"$why\""
+        drained 300 >/dev/null
+        return 1
+    fi
+    ms=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+    AMS[$var]+="$ms "
+    ATASKS[$var]=$((ATASKS[$var] + n))
+    echo "throughput_array round=$r variant=$var tasks=$n makespan_s=$ms completed=$done_n records=$recs array_id=$aid"
+}
+
+if ((JOBS > 0)); then
 rb_log "throughput: $ROUNDS rounds of $PER jobs per variant, ABBA order"
 
 for ((r = 1; r <= ROUNDS; r++)); do
@@ -106,13 +170,6 @@ for ((r = 1; r <= ROUNDS; r++)); do
     rb_log "round $r of $ROUNDS done"
 done
 
-sum() { tr ' ' '\n' <<<"$1" | awk 'NF { s += $1 } END { printf "%.3f", s }'; }
-# median over rounds of makespan(with) / makespan(without), round by round
-round_ratio_med() {
-    paste <(tr ' ' '\n' <<<"$1" | grep .) <(tr ' ' '\n' <<<"$2" | grep .) |
-        awk '$2 > 0 { print $1 / $2 }' | sort -g |
-        awk '{ v[NR] = $1 } END { n = NR; if (!n) print "nan"; else printf "%.3f", (n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2) }'
-}
 n_with=$(wc -w <<<"${JOBIDS[with]}")
 n_without=$(wc -w <<<"${JOBIDS[without]}")
 w=$(sum "${MS[with]}")
@@ -121,11 +178,38 @@ echo "throughput total variant=with jobs=$n_with makespan_s=$w jobs_per_s=$(awk 
 echo "throughput total variant=without jobs=$n_without makespan_s=$wo jobs_per_s=$(awk -v n="$n_without" -v s="$wo" 'BEGIN { printf "%.2f", (s > 0 ? n / s : 0) }')"
 echo "throughput ratio ratio=$(awk -v a="$w" -v b="$wo" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "nan" }') round_ratio_med=$(round_ratio_med "${MS[with]}" "${MS[without]}") rounds=$ROUNDS per_batch=$PER"
 echo "throughput failures count=$fails"
+fi
+
+if ((ARRAY > 0)); then
+    rb_log "throughput: $AROUNDS rounds of one $ARRAY-task array per variant, ABBA order"
+    for ((r = 1; r <= AROUNDS; r++)); do
+        if ((r % 2)); then order=(without with); else order=(with without); fi
+        for var in "${order[@]}"; do array_batch "$var" "$r" "$ARRAY"; done
+        rb_log "array round $r of $AROUNDS done"
+    done
+    for var in with without; do
+        s=$(sum "${AMS[$var]}")
+        # a variant with a failed batch has no total: it says so instead
+        if [[ -z ${AMS[$var]} ]] || ((ATASKS[$var] != ARRAY * AROUNDS)); then
+            echo "throughput_array_total variant=$var tasks=${ATASKS[$var]} failed=\"$((AROUNDS - $(wc -w <<<"${AMS[$var]}"))) of $AROUNDS batches failed\""
+        else
+            echo "throughput_array_total variant=$var tasks=${ATASKS[$var]} makespan_s=$s tasks_per_s=$(awk -v n="${ATASKS[$var]}" -v s="$s" 'BEGIN { printf "%.2f", n / s }')"
+        fi
+    done
+    if ((afails == 0)); then
+        echo "throughput_array_ratio ratio=$(awk -v a="$(sum "${AMS[with]}")" -v b="$(sum "${AMS[without]}")" 'BEGIN { printf "%.3f", a / b }') round_ratio_med=$(round_ratio_med "${AMS[with]}" "${AMS[without]}") rounds=$AROUNDS tasks=$ARRAY failures=0"
+    else
+        echo "throughput_array_ratio ratio=failed rounds=$AROUNDS tasks=$ARRAY failures=$afails"
+    fi
+fi
 
 # Did the plugin run in the "with" jobs only? (their ledger records)
+if ((JOBS > 0)); then
 r_with=0; r_without=0
 for j in ${JOBIDS[with]}; do [[ -f $(rb_rec_path "$j") ]] && r_with=$((r_with + 1)); done
 for j in ${JOBIDS[without]}; do [[ -f $(rb_rec_path "$j") ]] && r_without=$((r_without + 1)); done
 echo "throughput check name=records_written with=$r_with/$n_with without=$r_without/$n_without"
+fi
 echo "throughput load loadavg=\"$(cut -d' ' -f1-3 /proc/loadavg)\" other_slurmctlds=$(pgrep -c -x slurmctld)"
+((fails + afails == 0)) || { echo "throughput: $fails job batches and $afails array batches failed" >&2; exit 1; }
 exit 0

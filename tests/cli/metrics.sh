@@ -27,7 +27,11 @@ WANT_TYPES = {
     "restore_budget_ledger_corrupt_records": "gauge",
     "restore_budget_fatal_exit_total": "counter",
     "restore_budget_interruption_cap_refusals_total": "counter",
+    "restore_budget_array_tasks": "gauge",
 }
+# one sample per job array and state; every other family has one sample
+PER_ARRAY = "restore_budget_array_tasks"
+STATES = ("running", "restoring", "exhausted", "ended")
 
 def fail(msg):
     print("metrics_parse: " + msg)
@@ -36,7 +40,7 @@ def fail(msg):
 def parse(text):
     if not text.endswith("\n"):
         fail("output does not end with a newline")
-    helps, types, samples = {}, {}, {}
+    helps, types, samples, arrays = {}, {}, {}, {}
     for n, line in enumerate(text.split("\n")[:-1], 1):
         if line.startswith("# HELP "):
             parts = line.split(" ", 3)
@@ -76,6 +80,14 @@ def parse(text):
                 fail("line %d: counter %s does not end in _total" % (n, name))
             if int(value) < 0:
                 fail("line %d: negative value" % n)
+            if name == PER_ARRAY:
+                if set(lab) != {"cluster", "array_job_id", "state"} or lab["state"] not in STATES:
+                    fail("line %d: %s labels %r" % (n, name, lab))
+                per = arrays.setdefault(lab["array_job_id"], {})
+                if lab["state"] in per:
+                    fail("line %d: second sample of array %s state %s" % (n, lab["array_job_id"], lab["state"]))
+                per[lab["state"]] = int(value)
+                continue
             if name in samples:
                 fail("line %d: second sample of %s" % (n, name))
             samples[name] = (lab, int(value))
@@ -83,14 +95,21 @@ def parse(text):
         fail("families/types %r, wanted %r" % (types, WANT_TYPES))
     if set(helps) != set(types):
         fail("HELP and TYPE lines do not name the same metrics")
-    return samples
+    for a, per in arrays.items():
+        if set(per) != set(STATES):
+            fail("array %s: states %r, wanted all of %r" % (a, sorted(per), STATES))
+    return samples, arrays
 
-samples = parse(sys.stdin.read())
+samples, arrays = parse(sys.stdin.read())
 want = json.loads(sys.argv[1])
 cluster = want.pop("cluster")
 # the exit rules' counters are 0 unless a check names them
 want.setdefault("fatal_exit_total", 0)
 want.setdefault("interruption_cap_refusals_total", 0)
+# per array: {"ARRAY_ID": {"running": N, ...}}, none unless a check names them
+want_arrays = want.pop("array_tasks", {})
+if arrays != want_arrays:
+    fail("array tasks %r, wanted %r" % (arrays, want_arrays))
 for name, (lab, value) in samples.items():
     if lab != {"cluster": cluster}:
         fail("%s has labels %r, wanted cluster=%r only" % (name, lab, cluster))

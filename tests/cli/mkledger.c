@@ -9,6 +9,11 @@
  *                                           preempted, then exit 0
  *   mkledger CONFIG CLUSTER inprogress JOB  one attempt with no end yet
  *   mkledger CONFIG CLUSTER age JOB DAYS    move `updated` DAYS days back
+ *   mkledger CONFIG CLUSTER task JOB ARRAY TASK STATE
+ *                                           job JOB as task ARRAY_TASK of a
+ *                                           job array (user erin), in STATE:
+ *                                           running, restoring, exhausted
+ *                                           or ended
  *
  * Times given to the lifecycle start at T0 so that run times are exact.
  * Exits 0, or 1 with a message when the core does not do what the
@@ -43,6 +48,8 @@ static void die(const char *what, const rb_err *err)
 
 /* the work dir of the jobs below (confirmed: a real one, for its ack) */
 static const char *work_dir = "/home/alice/run";
+/* the array task the jobs below are (task), 0 and 0 for the others */
+static uint32_t array_job_id, array_task_id;
 
 static rb_decision start(uint32_t id, int64_t n, const char *user,
 			 uint32_t uid, const char *part, int64_t now)
@@ -52,6 +59,7 @@ static rb_decision start(uint32_t id, int64_t n, const char *user,
 		.uid = uid, .gid = uid, .user = user, .partition = part,
 		.account = "ml", .work_dir = work_dir,
 		.checkpoint_dir = "ckpt", .now = now,
+		.array_job_id = array_job_id, .array_task_id = array_task_id,
 	};
 	rb_start_result res;
 	rb_err err;
@@ -151,6 +159,28 @@ static void confirmed(uint32_t id)
 	epilog(id, 2, 0, T0 + 2500);
 }
 
+/* An array task in one of the sweep overview's states (cli_job_state). */
+static void task(uint32_t id, const char *state)
+{
+	if (!strcmp(state, "exhausted")) {
+		exhaust(id);  /* alice's partition "preempt": M=1, R=2 */
+		return;
+	}
+	start(id, 0, "erin", 1005, "main", T0);
+	report(id, 0, RB_PHASE_FRESH, "");
+	if (!strcmp(state, "running"))
+		return;
+	if (!strcmp(state, "ended")) {
+		epilog(id, 0, 0, T0 + 60);
+		return;
+	}
+	if (strcmp(state, "restoring") != 0)
+		die("task: unknown state", NULL);
+	epilog(id, 1, 0, T0 + 60);  /* preempted */
+	start(id, 1, "erin", 1005, "main", T0 + 100);
+	report(id, 1, RB_PHASE_RESTORING, CKPT);
+}
+
 static void inprogress(uint32_t id)
 {
 	start(id, 0, "dave", 1004, "main", T0);
@@ -212,6 +242,11 @@ int main(int argc, char **argv)
 		inprogress(id);
 	else if (!strcmp(argv[3], "age") && argc == 6)
 		age(id, strtol(argv[5], NULL, 10));
+	else if (!strcmp(argv[3], "task") && argc == 8) {
+		array_job_id = (uint32_t)strtoul(argv[5], NULL, 10);
+		array_task_id = (uint32_t)strtoul(argv[6], NULL, 10);
+		task(id, argv[7]);
+	}
 	else {
 		fprintf(stderr, "mkledger: unknown scenario %s\n", argv[3]);
 		return 2;

@@ -280,7 +280,7 @@ expect "list --exhausted" 0 '^101 +alice' '!^10[2-6] '
 run "$CLI" list --state exhausted --user bob
 expect "list filters combine" 0 '^JOB' '!^1'
 run "$CLI" list --state sleeping
-expect "list --state bad: exit 2" 2 '2>--state sleeping: expected running, ended, exhausted or all'
+expect "list --state bad: exit 2" 2 '2>--state sleeping: expected running, restoring, exhausted, ended or all'
 run "$CLI" list --json --state ended
 expect_json "list --json --state ended" 0 \
 	'sorted(j["job_id"] for j in d["jobs"]) == [102, 103, 105] and d["corrupt"] == [] and [j for j in d["jobs"] if j["job_id"] == 103][0]["restores_left"] == 4'
@@ -479,6 +479,9 @@ expect "list on a state_dir owned by a user: refused, exit 1" 1 \
 
 # ---- metrics (its own cluster in the same state_dir) ------------------------------
 . tests/cli/metrics.sh
+
+# ---- job arrays (their own cluster too) -------------------------------------------
+. tests/cli/arrays.sh
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]
