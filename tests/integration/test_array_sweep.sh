@@ -126,7 +126,7 @@ log=$RB_CLUSTER_DIR/log/slurmd.log
 check "the hold of task 7 is logged by its address, with the grant/release hint" \
     grep -qE "job ${A}_7 held: .*'restore-budget grant ${A}_7 --failures N' then 'scontrol release ${A}_7'" "$log"
 expect "no hold or comment addressed to the bare array id $A" \
-    "$(grep -E "restore_budget: job $A( |:)" "$log" | head -n 3)" ""
+    "$(grep -E "restore_budget: job $A(:| held)" "$log" | head -n 3)" ""
 
 timeout 10 scancel "$A"
 measure "duration=$((SECONDS - T0))s"
