@@ -133,18 +133,25 @@ void hold_exhausted(const rb_job_ref *job, const char *reason)
 {
 	rb_controller c = controller();
 	char a[RB_JOB_ADDR_MAX];
+	rb_ctl_job info;
 	rb_err err;
 
 	addr(job, a);
+	/* The address must name this job alone: squeue shows its one line
+	 * (had the batch step not learnt an array task's ids, its bare id
+	 * would be refused here rather than hold every task). */
+	if (rb_controller_job(&c, job, &info, &err) < 0)
+		goto refuse;
 	controller_note_reason(job, "held", reason);
-	if (rb_controller_requeue_hold(&c, job, &err) < 0) {
-		rb_log(RB_LOG_ERROR, "job %s: requeue-hold failed (%s); the attempt is refused instead",
-		       a, err.msg);
-		controller_note_reason(job, "refused", reason);
-		return;
-	}
+	if (rb_controller_requeue_hold(&c, job, &err) < 0)
+		goto refuse;
 	rb_log(RB_LOG_WARNING, "job %s held: %s; 'restore-budget grant %s --failures N' then 'scontrol release %s'",
 	       a, reason, a, a);
+	return;
+refuse:
+	rb_log(RB_LOG_ERROR, "job %s: requeue-hold failed (%s); the attempt is refused instead",
+	       a, err.msg);
+	controller_note_reason(job, "refused", reason);
 }
 
 /* The job's restart count according to the controller, or -1. */
