@@ -121,19 +121,84 @@ int rb_admin_comment_merge(const char *old, const char *line, char *out,
 	return 0;
 }
 
-int rb_admin_comment_parse(const char *text, uint32_t job_id, char *out,
-			   size_t len)
+/* Skip a run of digits: past it, or NULL if there is none. */
+static const char *digits(const char *p)
+{
+	const char *q = p;
+
+	while (*q >= '0' && *q <= '9')
+		q++;
+	return q > p ? q : NULL;
+}
+
+bool rb_squeue_is_head(const char *p)
+{
+	size_t k;
+
+	p = digits(p);
+	if (!p || *p++ != '|' || !(p = digits(p)))
+		return false;
+	if (*p == '_' && p[1] == '[') { /* pending tasks: "7_[4-9%2]" */
+		k = strcspn(p + 2, "]|\n");
+		if (p[2 + k] != ']')
+			return false;
+		p += 2 + k + 1;
+	} else if (*p == '_' || *p == '+') {
+		p = digits(p + 1);
+	}
+	return p && *p == '|';
+}
+
+size_t rb_squeue_head(const char *p, uint32_t job_id, const char *addr)
 {
 	char id[16];
-	size_t idlen, n;
-	const char *body;
+	size_t n, a;
+	const char *q;
 
 	snprintf(id, sizeof(id), "%" PRIu32 "|", job_id);
-	idlen = strlen(id);
-	if (strncmp(text, id, idlen) != 0)
+	n = strlen(id);
+	if (strncmp(p, id, n) != 0 || !rb_squeue_is_head(p))
+		return 0;
+	q = p + n;
+	a = strcspn(q, "|");
+	if (strchr(addr, '_')) /* an array task: exactly its address */
+		return a == strlen(addr) && memcmp(q, addr, a) == 0 ?
+			       n + a + 1 : 0;
+	/* no array task: a line that names none ("7", or "7+1") */
+	return memchr(q, '_', a) ? 0 : n + a + 1;
+}
+
+/* The next line of text after the one at p, or NULL. */
+static const char *next_line(const char *p)
+{
+	const char *nl = strchr(p, '\n');
+
+	return nl ? nl + 1 : NULL;
+}
+
+int rb_admin_comment_parse(const char *text, uint32_t job_id,
+			   const char *addr, char *out, size_t len)
+{
+	const char *line = NULL, *body, *end = NULL;
+	bool others = false;
+	size_t n;
+
+	for (const char *p = text; p; p = next_line(p)) {
+		if (rb_squeue_head(p, job_id, addr)) {
+			if (line)
+				return -1; /* listed twice: which is it? */
+			line = p;
+		} else if (rb_squeue_is_head(p)) {
+			others = true;
+			if (line && !end)
+				end = p;
+		}
+	}
+	if (!line)
 		return -1;
-	body = text + idlen;
-	n = strlen(body);
+	body = line + rb_squeue_head(line, job_id, addr);
+	/* the record ends where the next job's line starts */
+	n = end ? (size_t)(end - body) : strlen(body);
 	if (n > 0 && body[n - 1] == '\n')
 		n--;
 	/* the comment's own '|' are inside: the field ends at the last one */
@@ -144,5 +209,5 @@ int rb_admin_comment_parse(const char *text, uint32_t job_id, char *out,
 	out[n] = '\0';
 	if (strcmp(out, "(null)") == 0)
 		out[0] = '\0';
-	return 0;
+	return others ? 1 : 0;
 }

@@ -11,6 +11,7 @@
 #ifndef RB_ADMIN_COMMENT_H
 #define RB_ADMIN_COMMENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,12 +43,31 @@ int rb_admin_comment_merge(const char *old, const char *line, char *out,
 			   size_t len);
 
 /*
- * Parse `squeue --noheader --Format=JobID:0|,admin_comment:0|` output for
- * job job_id: the comment is everything between the first '|' and the last
- * one (it may hold '|' and newlines itself). "(null)" (none set) gives "".
- * 0, or -1 if it is not job job_id's line, is cut short, or is too long.
+ * The head of one job's line in the plugin's squeue output: "<JobID>|
+ * <JobArrayID>|" (docs/arrays.md). A job is asked about by its address
+ * (rb_job_addr: "<array_job_id>_<task_id>" for an array task, else the job
+ * id) and its line is the one whose JobID is job_id and whose JobArrayID is
+ * that address; for a job that is no array task, any JobArrayID that names
+ * no task ("J", or "J+N" for a heterogeneous job's part).
+ * rb_squeue_head: the length of that head if p starts with it, else 0.
+ * rb_squeue_is_head: does p start with any job's head (a digit string, '|',
+ * a JobArrayID such as "7", "7_3", "7_[4-9%2]" or "7+1", '|')?
  */
-int rb_admin_comment_parse(const char *text, uint32_t job_id, char *out,
-			   size_t len);
+size_t rb_squeue_head(const char *p, uint32_t job_id, const char *addr);
+bool rb_squeue_is_head(const char *p);
+
+/*
+ * Parse `squeue --noheader --Format=JobID:0|,JobArrayID:0|,
+ * admin_comment:0|` output for the job at addr (see rb_squeue_head): its
+ * comment is everything from its head to the next line that starts with a
+ * job's head (or the end), less the final '|' (it may hold '|' and newlines
+ * itself). "(null)" (none set) gives "".
+ * 0: found, and the output holds no other job's head; 1: found among other
+ * jobs' lines (the caller asked for one job: it must not write back a
+ * comment it may have cut); -1: absent, listed twice, cut short, or too
+ * long for len.
+ */
+int rb_admin_comment_parse(const char *text, uint32_t job_id,
+			   const char *addr, char *out, size_t len);
 
 #endif

@@ -39,6 +39,7 @@ static struct {
 	char refuse_msg[2 * RB_PATH_MAX + RB_ERR_MAX];
 	char cluster[RB_NAME_MAX];
 	uint32_t job_id;
+	rb_job_ref task;       /* job_id as the controller addresses it */
 	int64_t attempt;
 	rb_phase phase;
 	char checkpoint[RB_PATH_MAX];
@@ -133,8 +134,10 @@ static int catch_up_start(const rb_config *cfg, rb_record *rec,
 
 	job.cluster = rec->cluster;
 	job.job_id = rec->job_id;
+	job.array_job_id = step.task.array_job_id;
+	job.array_task_id = step.task.array_task_id;
 	job.attempt = rb_step_catch_up_attempt(
-		controller_restart_count(step.job_id), rec);
+		controller_restart_count(&step.task), rec);
 	job.uid = rec->uid;
 	job.gid = rec->gid;
 	job.user = rec->user;
@@ -154,8 +157,13 @@ static int catch_up_start(const rb_config *cfg, rb_record *rec,
 	}
 	rb_log(RB_LOG_INFO, "job %u attempt %" PRId64 " started without a prolog: %s",
 	       step.job_id, job.attempt, res.reason);
-	if (res.decision == RB_DECISION_REFUSE && !res.duplicate)
-		controller_note_reason(step.job_id, "refused", res.reason);
+	/* on_exhausted holds here too: Slurm skips the prolog of a quick
+	 * rerun at times, an array task's as any other */
+	if (res.decision == RB_DECISION_REFUSE && !res.duplicate &&
+	    cfg->on_exhausted == RB_ON_EXHAUSTED_HOLD)
+		hold_exhausted(&step.task, res.reason);
+	else if (res.decision == RB_DECISION_REFUSE && !res.duplicate)
+		controller_note_reason(&step.task, "refused", res.reason);
 	return 0;
 }
 
@@ -170,7 +178,7 @@ static void step_error(const rb_config *cfg, const char *what)
 	if (closed) {
 		/* as root (record_attempt) the reason reaches the AdminComment */
 		if (geteuid() == 0)
-			controller_note_reason(step.job_id, "refused", what);
+			controller_note_reason(&step.task, "refused", what);
 		step.refuse = true;
 		snprintf(step.refuse_msg, sizeof(step.refuse_msg),
 			 RB_PREFIX "job %u refused: %s (on_error = \"closed\" "
@@ -373,21 +381,25 @@ static void report_start(const rb_config *cfg, const rb_job_info *job,
 			 const rb_start_result *res)
 {
 	bool refused = res->decision == RB_DECISION_REFUSE;
+	char addr[RB_JOB_ADDR_MAX];
 
 	if (res->warnings[0])
 		add_warning("%s", res->warnings);
 	if (res->duplicate)
 		return;
 	if (refused && cfg->on_exhausted == RB_ON_EXHAUSTED_HOLD) {
-		hold_exhausted(job->job_id, res->reason);
+		hold_exhausted(&step.task, res->reason);
 		return;
 	}
 	rb_log(refused ? RB_LOG_WARNING : RB_LOG_INFO,
-	       "job %u attempt %" PRId64 ": %s%s", job->job_id, job->attempt,
-	       res->reason, refused ? " (refused in task_init)" : "");
+	       "job %s attempt %" PRId64 ": %s%s",
+	       rb_job_addr(job->job_id, job->array_job_id, job->array_task_id,
+			   addr),
+	       job->attempt, res->reason,
+	       refused ? " (refused in task_init)" : "");
 	/* task_init refuses as the user: the comment is written here, as root */
 	if (refused)
-		controller_note_reason(job->job_id, "refused", res->reason);
+		controller_note_reason(&step.task, "refused", res->reason);
 }
 
 /* Record and charge the attempt from this node's note (its prolog's):
@@ -410,10 +422,12 @@ static int start_from_note(const rb_config *cfg, const rb_overrides *opts,
 		return 1;
 	}
 	note.job.options = *opts;
+	note.job.array_job_id = step.task.array_job_id;
+	note.job.array_task_id = step.task.array_task_id;
 	note.job.checkpoint_dir = ckpt_dir[0] ? ckpt_dir : NULL;
 	note.job.now = time(NULL);
 	if (!note.job.account && cfg->n_accounts > 0) {
-		controller_account(step.job_id, account, sizeof(account));
+		controller_account(&step.task, account, sizeof(account));
 		note.job.account = account[0] ? account : NULL;
 	}
 	if (rb_lifecycle_start(cfg, &note.job, &res, rec, &err) < 0) {
@@ -478,6 +492,18 @@ static bool tracked_here(const rb_config *cfg, bool has_options)
 	return true;
 }
 
+/* This job as the controller addresses it: an array task by its array id
+ * and task id, which the record keeps too (docs/arrays.md). */
+static void get_task(spank_t sp)
+{
+	uint32_t a = 0, t = 0;
+
+	if (spank_get_item(sp, S_JOB_ARRAY_ID, &a) != ESPANK_SUCCESS ||
+	    spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &t) != ESPANK_SUCCESS)
+		a = t = 0;
+	step.task = rb_job_ref_of(step.job_id, a, t);
+}
+
 /* Runs with euid = the job's user: the checkpoint is found as the user. */
 void batch_user_init(spank_t sp)
 {
@@ -490,6 +516,7 @@ void batch_user_init(spank_t sp)
 	memset(&step, 0, sizeof(step));
 	if (spank_get_item(sp, S_JOB_ID, &step.job_id) != ESPANK_SUCCESS)
 		return;
+	get_task(sp);
 	start_clock();
 	cfg = load_config(&err);
 	if (!cfg) {

@@ -32,35 +32,46 @@ static rb_controller controller(void)
 	return c;
 }
 
+/* How the controller's commands and the log name the job: "A_T" for an
+ * array task (docs/arrays.md). */
+static const char *addr(const rb_job_ref *job, char *buf)
+{
+	return rb_job_addr(job->job_id, job->array_job_id, job->array_task_id,
+			   buf);
+}
+
 /* The job's account: the prolog's environment has SLURM_JOB_ACCOUNT when
  * the job has one; ask the controller only when it lacks it and the config
  * has accounts to match. */
-void controller_account(uint32_t job_id, char *buf, size_t len)
+void controller_account(const rb_job_ref *job, char *buf, size_t len)
 {
 	rb_controller c = controller();
+	char a[RB_JOB_ADDR_MAX];
 	rb_ctl_job info;
 	rb_err err;
 
 	buf[0] = '\0';
-	if (rb_controller_job(&c, job_id, &info, &err) < 0) {
-		rb_log(RB_LOG_INFO, "job %u: account unknown: %s", job_id,
-		       err.msg);
+	if (rb_controller_job(&c, job, &info, &err) < 0) {
+		rb_log(RB_LOG_INFO, "job %s: account unknown: %s",
+		       addr(job, a), err.msg);
 		return;
 	}
 	rb_strlcpy(buf, info.account, len);
 }
 
 /* Preempted, or requeued by someone (scontrol requeue)? For the event log.
- * ctx points at the job id (an rb_detail_fn). */
+ * ctx points at the job's rb_job_ref (an rb_detail_fn). */
 const char *controller_interruption(void *ctx)
 {
+	const rb_job_ref *job = ctx;
 	rb_controller c = controller();
+	char a[RB_JOB_ADDR_MAX];
 	rb_ctl_job info;
 	rb_err err;
 
-	if (rb_controller_job(&c, *(uint32_t *)ctx, &info, &err) < 0) {
-		rb_log(RB_LOG_INFO, "job %u: interruption cause unknown: %s",
-		       *(uint32_t *)ctx, err.msg);
+	if (rb_controller_job(&c, job, &info, &err) < 0) {
+		rb_log(RB_LOG_INFO, "job %s: interruption cause unknown: %s",
+		       addr(job, a), err.msg);
 		return NULL;
 	}
 	if (!info.have_preempt)
@@ -74,32 +85,34 @@ const char *controller_interruption(void *ctx)
  * accounting storage, `sacct -o AdminComment` show it (docs/rule.md, "Where
  * the reason shows"). The rest of the comment is the site's and is kept:
  * it is read first, and if it cannot be read in time nothing is written
- * (never overwrite what could not be seen).
+ * (never overwrite what could not be seen). An array task's comment is its
+ * own: read and written by its address, never the array's (docs/arrays.md).
  */
-void controller_note_reason(uint32_t job_id, const char *kind,
+void controller_note_reason(const rb_job_ref *job, const char *kind,
 			    const char *reason)
 {
 	char old[RB_ADMIN_COMMENT_MAX + 1], merged[RB_ADMIN_COMMENT_MAX + 1];
-	char line[RB_ADMIN_LINE_MAX + 1];
+	char line[RB_ADMIN_LINE_MAX + 1], a[RB_JOB_ADDR_MAX];
 	rb_controller c = controller();
 	rb_err err;
 
-	if (rb_controller_admin_comment(&c, job_id, old, sizeof(old), &err) < 0) {
-		rb_log(RB_LOG_INFO, "job %u: AdminComment not read, so not set: %s",
-		       job_id, err.msg);
+	addr(job, a);
+	if (rb_controller_admin_comment(&c, job, old, sizeof(old), &err) < 0) {
+		rb_log(RB_LOG_INFO, "job %s: AdminComment not read, so not set: %s",
+		       a, err.msg);
 		return;
 	}
 	rb_admin_comment_line(kind, reason, line, sizeof(line));
 	if (rb_admin_comment_merge(old, line, merged, sizeof(merged)) < 0) {
-		rb_log(RB_LOG_INFO, "job %u: AdminComment left as it is: with the reason it would exceed %d bytes",
-		       job_id, RB_ADMIN_COMMENT_MAX);
+		rb_log(RB_LOG_INFO, "job %s: AdminComment left as it is: with the reason it would exceed %d bytes",
+		       a, RB_ADMIN_COMMENT_MAX);
 		return;
 	}
 	if (strcmp(merged, old) == 0)
 		return;
-	if (rb_controller_comment(&c, job_id, merged, &err) < 0)
-		rb_log(RB_LOG_INFO, "job %u: cannot set AdminComment: %s",
-		       job_id, err.msg);
+	if (rb_controller_comment(&c, job, merged, &err) < 0)
+		rb_log(RB_LOG_INFO, "job %s: cannot set AdminComment: %s", a,
+		       err.msg);
 }
 
 /*
@@ -112,34 +125,46 @@ void controller_note_reason(uint32_t job_id, const char *kind,
  * refuses the update; verified on 22.05.) The refused attempt is never
  * charged, so the released job's next attempt runs on the granted budget.
  * If the controller cannot be reached in time, the attempt is refused in
- * task_init instead, as with on_exhausted = "fail".
+ * task_init instead, as with on_exhausted = "fail". An array task is held
+ * alone, by its address: `scontrol requeuehold <array id>` would hold every
+ * task of the array (docs/arrays.md).
  */
-void hold_exhausted(uint32_t job_id, const char *reason)
+void hold_exhausted(const rb_job_ref *job, const char *reason)
 {
 	rb_controller c = controller();
-	rb_err err;
-
-	controller_note_reason(job_id, "held", reason);
-	if (rb_controller_requeue_hold(&c, job_id, &err) < 0) {
-		rb_log(RB_LOG_ERROR, "job %u: requeue-hold failed (%s); the attempt is refused instead",
-		       job_id, err.msg);
-		controller_note_reason(job_id, "refused", reason);
-		return;
-	}
-	rb_log(RB_LOG_WARNING, "job %u held: %s; 'restore-budget grant %u --failures N' then 'scontrol release %u'",
-	       job_id, reason, job_id, job_id);
-}
-
-/* The job's restart count according to the controller, or -1. */
-int64_t controller_restart_count(uint32_t job_id)
-{
-	rb_controller c = controller();
+	char a[RB_JOB_ADDR_MAX];
 	rb_ctl_job info;
 	rb_err err;
 
-	if (rb_controller_job(&c, job_id, &info, &err) < 0) {
-		rb_log(RB_LOG_INFO, "job %u: restart count unknown: %s", job_id,
-		       err.msg);
+	addr(job, a);
+	/* The address must name this job alone: squeue shows its one line
+	 * (had the batch step not learnt an array task's ids, its bare id
+	 * would be refused here rather than hold every task). */
+	if (rb_controller_job(&c, job, &info, &err) < 0)
+		goto refuse;
+	controller_note_reason(job, "held", reason);
+	if (rb_controller_requeue_hold(&c, job, &err) < 0)
+		goto refuse;
+	rb_log(RB_LOG_WARNING, "job %s held: %s; 'restore-budget grant %s --failures N' then 'scontrol release %s'",
+	       a, reason, a, a);
+	return;
+refuse:
+	rb_log(RB_LOG_ERROR, "job %s: requeue-hold failed (%s); the attempt is refused instead",
+	       a, err.msg);
+	controller_note_reason(job, "refused", reason);
+}
+
+/* The job's restart count according to the controller, or -1. */
+int64_t controller_restart_count(const rb_job_ref *job)
+{
+	rb_controller c = controller();
+	char a[RB_JOB_ADDR_MAX];
+	rb_ctl_job info;
+	rb_err err;
+
+	if (rb_controller_job(&c, job, &info, &err) < 0) {
+		rb_log(RB_LOG_INFO, "job %s: restart count unknown: %s",
+		       addr(job, a), err.msg);
 		return -1;
 	}
 	return info.have_restarts ? info.restarts : -1;

@@ -21,6 +21,7 @@
 #include "diag.h"
 #include "engine.h"
 #include "lifecycle.h"
+#include "scontrol.h"
 
 /* All the controller questions of one callback share this deadline: the
  * prolog and epilog must end well inside any PrologEpilogTimeout a site
@@ -47,12 +48,13 @@ const rb_overrides *submitted_options(void);
 
 /* --- controller.c: squeue/scontrol with the callback's deadline --- */
 void start_clock(void);
-void controller_account(uint32_t job_id, char *buf, size_t len);
-const char *controller_interruption(void *ctx);
-void hold_exhausted(uint32_t job_id, const char *reason);
-void controller_note_reason(uint32_t job_id, const char *kind,
+/* each names one job, an array task by its address (docs/arrays.md) */
+void controller_account(const rb_job_ref *job, char *buf, size_t len);
+const char *controller_interruption(void *ctx); /* ctx: an rb_job_ref */
+void hold_exhausted(const rb_job_ref *job, const char *reason);
+void controller_note_reason(const rb_job_ref *job, const char *kind,
 			    const char *reason);
-int64_t controller_restart_count(uint32_t job_id);
+int64_t controller_restart_count(const rb_job_ref *job);
 
 /* --- the contexts --- */
 int allocator_post_opt(spank_t sp);         /* allocator.c */

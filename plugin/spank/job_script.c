@@ -97,11 +97,49 @@ static void parse_exit_code2(const char *s, int *exit_code, int *sig)
 	*sig = (int)g;
 }
 
+/* What the epilog's interruption question needs: the job as the controller
+ * addresses it (an array task by its array id and task id, docs/arrays.md)
+ * and the config, to read them from the record when the environment lacks
+ * them (22.05's epilog has no SLURM_ARRAY_*; verified). */
+typedef struct {
+	rb_job_ref ref;
+	const rb_config *cfg;
+} epilog_job;
+
+static epilog_job epilog_job_of(const rb_config *cfg, uint32_t job_id)
+{
+	epilog_job e = { rb_job_ref_of(job_id, 0, 0), cfg };
+	uint32_t a = 0, t = 0;
+
+	if (env_u32(getenv("SLURM_ARRAY_JOB_ID"), &a) &&
+	    env_u32(getenv("SLURM_ARRAY_TASK_ID"), &t))
+		e.ref = rb_job_ref_of(job_id, a, t);
+	return e;
+}
+
+/* Preempted or requeued? Asked of the controller only for an interruption
+ * (an rb_detail_fn), about this one task: the record, which the batch step
+ * gave the array ids, is read (without a lock) only then. */
+static const char *interruption_of(void *ctx)
+{
+	epilog_job *e = ctx;
+	rb_record rec;
+	rb_err err;
+
+	if (!e->ref.array_job_id &&
+	    rb_lifecycle_read(e->cfg, cluster_name(), e->ref.job_id, &rec,
+			      &err) == 0)
+		e->ref = rb_job_ref_of(e->ref.job_id, rec.array_job_id,
+				       rec.array_task_id);
+	return controller_interruption(&e->ref);
+}
+
 void epilog(void)
 {
 	rb_config *cfg;
 	rb_err err;
 	uint32_t job_id;
+	epilog_job ej;
 	int64_t count = 0;
 	int exit_code, sig;
 	rb_note_state note;
@@ -123,12 +161,13 @@ void epilog(void)
 		return;
 	}
 	env_int64(getenv("SLURM_JOB_RESTART_COUNT"), &count);
+	ej = epilog_job_of(cfg, job_id);
 	parse_exit_code2(getenv("SLURM_JOB_EXIT_CODE2"), &exit_code, &sig);
 	/* An untracked job has no record: nothing happens. Only an
 	 * interruption costs a controller query (it is rare). */
 	if (rb_lifecycle_epilog_fn(cfg, cluster_name(), job_id, count,
-				   exit_code, sig, controller_interruption,
-				   &job_id, time(NULL), &err) < 0)
+				   exit_code, sig, interruption_of, &ej,
+				   time(NULL), &err) < 0)
 		rb_log(RB_LOG_ERROR, "epilog: job %u: %s", job_id, err.msg);
 	else if (note == RB_NOTE_CLAIMED)
 		/* an end not recorded keeps the claim, for a look at it */

@@ -121,8 +121,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[size - 1] = '\0';
 	reason = text + strlen(text);
 	reason += reason < text + size - 1;
-	if (rb_admin_comment_parse(text, 42, out, outlen) == 0)
+	if (rb_admin_comment_parse(text, 42, "42", out, outlen) >= 0)
 		FUZZ_CHECK(strlen(out) < outlen, "parse overran");
+	/* an array task's record among others (docs/arrays.md) */
+	if (rb_admin_comment_parse(text, 1, "1_7", out, outlen) >= 0)
+		FUZZ_CHECK(strlen(out) < outlen, "parse of a task overran");
 	rb_admin_comment_line("refused", reason, line, sizeof(line));
 	check_line(line);
 	check_merge(text, line);

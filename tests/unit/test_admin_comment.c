@@ -148,17 +148,17 @@ static void test_admin_comment_parse_takes_the_last_field(void **state)
 	char out[RB_ADMIN_COMMENT_MAX + 1];
 
 	(void)state;
-	assert_int_equal(rb_admin_comment_parse("42|site-note|\n", 42, out,
+	assert_int_equal(rb_admin_comment_parse("42|42|site-note|\n", 42, "42", out,
 						sizeof(out)), 0);
 	assert_string_equal(out, "site-note");
 	/* '|', spaces and newlines inside the comment are the comment's */
-	assert_int_equal(rb_admin_comment_parse("42|a | b\nc=d|\n", 42, out,
+	assert_int_equal(rb_admin_comment_parse("42|42|a | b\nc=d|\n", 42, "42", out,
 						sizeof(out)), 0);
 	assert_string_equal(out, "a | b\nc=d");
-	assert_int_equal(rb_admin_comment_parse("42|(null)|\n", 42, out,
+	assert_int_equal(rb_admin_comment_parse("42|42|(null)|\n", 42, "42", out,
 						sizeof(out)), 0);
 	assert_string_equal(out, "");
-	assert_int_equal(rb_admin_comment_parse("42||\n", 42, out, sizeof(out)),
+	assert_int_equal(rb_admin_comment_parse("42|42||\n", 42, "42", out, sizeof(out)),
 			 0);
 	assert_string_equal(out, "");
 }
@@ -168,19 +168,86 @@ static void test_admin_comment_parse_refuses_what_it_cannot_trust(void **state)
 	char out[16];
 
 	(void)state;
-	assert_int_equal(rb_admin_comment_parse("420|x|\n", 42, out,
+	assert_int_equal(rb_admin_comment_parse("420|420|x|\n", 42, "42", out,
 						sizeof(out)), -1);
-	assert_int_equal(rb_admin_comment_parse("4|x|\n", 42, out, sizeof(out)),
+	assert_int_equal(rb_admin_comment_parse("4|4|x|\n", 42, "42", out, sizeof(out)),
 			 -1);
-	assert_int_equal(rb_admin_comment_parse("", 42, out, sizeof(out)), -1);
+	assert_int_equal(rb_admin_comment_parse("", 42, "42", out, sizeof(out)), -1);
 	/* cut short (no closing '|'): never written back half */
-	assert_int_equal(rb_admin_comment_parse("42|site-no", 42, out,
+	assert_int_equal(rb_admin_comment_parse("42|42|site-no", 42, "42", out,
 						sizeof(out)), -1);
-	assert_int_equal(rb_admin_comment_parse("42|", 42, out, sizeof(out)),
+	assert_int_equal(rb_admin_comment_parse("42|42|", 42, "42", out, sizeof(out)),
 			 -1);
 	/* longer than the caller's buffer */
-	assert_int_equal(rb_admin_comment_parse("42|0123456789abcdef|\n", 42,
+	assert_int_equal(rb_admin_comment_parse("42|42|0123456789abcdef|\n", 42, "42",
 						out, sizeof(out)), -1);
+}
+
+/* --- array tasks (docs/arrays.md) --------------------------------------- */
+
+/* `squeue --jobs 1` of an array 1: every task's record, comments with
+ * '|' and newlines; task 7, the last to start, kept the array's id. */
+static const char every_task[] = "2|1_0|(null)|\n"
+				 "3|1_1|site\nline two | x|\n"
+				 "1|1_7|restore_budget: held: a|\n";
+
+static void test_admin_comment_parse_picks_the_tasks_record_alone(void **state)
+{
+	char out[RB_ADMIN_COMMENT_MAX + 1];
+
+	(void)state;
+	/* found among other tasks' records: 1 (never written back) */
+	assert_int_equal(rb_admin_comment_parse(every_task, 1, "1_7", out,
+						sizeof(out)), 1);
+	assert_string_equal(out, "restore_budget: held: a");
+	assert_int_equal(rb_admin_comment_parse(every_task, 3, "1_1", out,
+						sizeof(out)), 1);
+	assert_string_equal(out, "site\nline two | x");
+	assert_int_equal(rb_admin_comment_parse(every_task, 2, "1_0", out,
+						sizeof(out)), 1);
+	assert_string_equal(out, "");
+	/* the one task asked for (squeue --jobs 1_7): 0 */
+	assert_int_equal(rb_admin_comment_parse("1|1_7|site\n2|(null)|\n", 1,
+						"1_7", out, sizeof(out)), 0);
+	assert_string_equal(out, "site\n2|(null)");
+}
+
+static void test_admin_comment_parse_refuses_an_absent_task(void **state)
+{
+	char out[RB_ADMIN_COMMENT_MAX + 1];
+
+	(void)state;
+	assert_int_equal(rb_admin_comment_parse(every_task, 6, "1_5", out,
+						sizeof(out)), -1);
+	/* the array's pending rest is no task */
+	assert_int_equal(rb_admin_comment_parse("1|1_[5-7%2]|x|\n", 1, "1_7",
+						out, sizeof(out)), -1);
+	/* the bare array id (a job that is no task) reads no task's record:
+	 * the clobbering of issue 19 */
+	assert_int_equal(rb_admin_comment_parse(every_task, 1, "1", out,
+						sizeof(out)), -1);
+	/* listed twice */
+	assert_int_equal(rb_admin_comment_parse("1|1_7|a|\n1|1_7|b|\n", 1,
+						"1_7", out, sizeof(out)), -1);
+}
+
+static void test_squeue_head_shapes(void **state)
+{
+	(void)state;
+	assert_true(rb_squeue_is_head("7|7|"));
+	assert_true(rb_squeue_is_head("8|7_3|"));
+	assert_true(rb_squeue_is_head("7|7_[4-9%2]|"));
+	assert_true(rb_squeue_is_head("7|7+1|"));
+	assert_false(rb_squeue_is_head("2|(null)"));
+	assert_false(rb_squeue_is_head("(null)|"));
+	assert_false(rb_squeue_is_head("7|7_[4-9|"));
+	assert_false(rb_squeue_is_head("7|7_|"));
+	assert_false(rb_squeue_is_head("7|"));
+	assert_int_equal(rb_squeue_head("1|1_7|x|", 1, "1_7"), 6);
+	assert_int_equal(rb_squeue_head("1|1_7|x|", 1, "1_70"), 0);
+	assert_int_equal(rb_squeue_head("1|1_7|x|", 1, "1"), 0);
+	assert_int_equal(rb_squeue_head("1|1+0|x|", 1, "1"), 6);
+	assert_int_equal(rb_squeue_head("11|1_7|x|", 1, "1_7"), 0);
 }
 
 int main(void)
@@ -196,6 +263,9 @@ int main(void)
 		cmocka_unit_test(test_admin_comment_strips_control_bytes),
 		cmocka_unit_test(test_admin_comment_parse_takes_the_last_field),
 		cmocka_unit_test(test_admin_comment_parse_refuses_what_it_cannot_trust),
+		cmocka_unit_test(test_admin_comment_parse_picks_the_tasks_record_alone),
+		cmocka_unit_test(test_admin_comment_parse_refuses_an_absent_task),
+		cmocka_unit_test(test_squeue_head_shapes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -138,12 +138,15 @@ static void deadline_in_the_past_has_nothing_left(void **state)
 
 /* --- scontrol.c -------------------------------------------------------------- */
 
+/* job 42, no array task */
+static const rb_job_ref job42 = { 42, 0, 0 };
+
 static void squeue_preempted_job_is_parsed(void **state)
 {
 	rb_ctl_job j;
 
 	(void)state;
-	assert_int_equal(rb_squeue_parse_job("42|3|2026-12-01T10:00:05|ml|\n", 42, &j), 0);
+	assert_int_equal(rb_squeue_parse_job("42|42|3|2026-12-01T10:00:05|ml|\n", &job42, &j), 0);
 	assert_true(j.have_restarts);
 	assert_int_equal(j.restarts, 3);
 	assert_true(j.have_preempt);
@@ -156,11 +159,11 @@ static void squeue_requeued_job_is_not_preempted(void **state)
 	rb_ctl_job j;
 
 	(void)state;
-	assert_int_equal(rb_squeue_parse_job("42|1|N/A|(null)|\n", 42, &j), 0);
+	assert_int_equal(rb_squeue_parse_job("42|42|1|N/A|(null)|\n", &job42, &j), 0);
 	assert_true(j.have_preempt);
 	assert_false(j.preempted);
 	assert_string_equal(j.account, "");
-	assert_int_equal(rb_squeue_parse_job("42|1|NOT_SET||\n", 42, &j), 0);
+	assert_int_equal(rb_squeue_parse_job("42|42|1|NOT_SET||\n", &job42, &j), 0);
 	assert_false(j.preempted);
 }
 
@@ -169,10 +172,10 @@ static void squeue_other_job_is_refused(void **state)
 	rb_ctl_job j;
 
 	(void)state;
-	assert_int_equal(rb_squeue_parse_job("4|1|N/A|x|\n", 42, &j), -1);
-	assert_int_equal(rb_squeue_parse_job("420|1|N/A|x|\n", 42, &j), -1);
-	assert_int_equal(rb_squeue_parse_job("", 42, &j), -1);
-	assert_int_equal(rb_squeue_parse_job("slurm_load_jobs error: Invalid job id specified\n", 42, &j), -1);
+	assert_int_equal(rb_squeue_parse_job("4|4|1|N/A|x|\n", &job42, &j), -1);
+	assert_int_equal(rb_squeue_parse_job("420|420|1|N/A|x|\n", &job42, &j), -1);
+	assert_int_equal(rb_squeue_parse_job("", &job42, &j), -1);
+	assert_int_equal(rb_squeue_parse_job("slurm_load_jobs error: Invalid job id specified\n", &job42, &j), -1);
 }
 
 /* A truncated line says nothing of what it lacks. */
@@ -181,8 +184,8 @@ static void squeue_truncated_line_is_refused(void **state)
 	rb_ctl_job j;
 
 	(void)state;
-	assert_int_equal(rb_squeue_parse_job("42|1", 42, &j), -1);
-	assert_int_equal(rb_squeue_parse_job("42|1|N/A", 42, &j), -1);
+	assert_int_equal(rb_squeue_parse_job("42|42|1", &job42, &j), -1);
+	assert_int_equal(rb_squeue_parse_job("42|42|1|N/A", &job42, &j), -1);
 	assert_false(j.have_preempt);
 }
 
@@ -191,9 +194,9 @@ static void squeue_garbage_counts_are_unknown(void **state)
 	rb_ctl_job j;
 
 	(void)state;
-	assert_int_equal(rb_squeue_parse_job("42|-1|N/A|a|\n", 42, &j), 0);
+	assert_int_equal(rb_squeue_parse_job("42|42|-1|N/A|a|\n", &job42, &j), 0);
 	assert_false(j.have_restarts);
-	assert_int_equal(rb_squeue_parse_job("42|12x|N/A|a|\n", 42, &j), 0);
+	assert_int_equal(rb_squeue_parse_job("42|42|12x|N/A|a|\n", &job42, &j), 0);
 	assert_false(j.have_restarts);
 }
 
@@ -240,16 +243,17 @@ static void controller_that_never_answers_is_cut_off(void **state)
 	c.slurm_conf = "/nonexistent/slurm.conf";
 	c.deadline = rb_deadline_in(300);
 	t0 = rb_deadline_in(0);
-	assert_int_equal(rb_controller_job(&c, 42, &j, &err), -1);
+	assert_int_equal(rb_controller_job(&c, &job42, &j, &err), -1);
 	assert_true(rb_deadline_in(0) - t0 < 3000);
 	/* the deadline is shared: nothing is left for the next question */
-	assert_int_equal(rb_controller_requeue_hold(&c, 42, &err), -1);
+	assert_int_equal(rb_controller_requeue_hold(&c, &job42, &err), -1);
 	assert_non_null(strstr(err.msg, "no time left"));
 	remove_fakes(dir);
 }
 
 static void controller_gets_its_arguments_and_slurm_conf(void **state)
 {
+	static const rb_job_ref job7 = { 7, 0, 0 };
 	char dir[] = "/tmp/rb-fake-bin-XXXXXX";
 	char log[600], script[700], seen[1024] = "";
 	rb_controller c;
@@ -263,14 +267,14 @@ static void controller_gets_its_arguments_and_slurm_conf(void **state)
 	snprintf(script, sizeof(script), "echo \"$SLURM_CONF|$*\" >>%s", log);
 	fake_tool(dir, "scontrol", script);
 	snprintf(script, sizeof(script),
-		 "echo \"$SLURM_CONF|$*\" >>%s; echo '7|2|2026-12-01T10:00:05|acct|'", log);
+		 "echo \"$SLURM_CONF|$*\" >>%s; echo '7|7|2|2026-12-01T10:00:05|acct|'", log);
 	fake_tool(dir, "squeue", script);
 	c.bindir = dir;
 	c.slurm_conf = "/etc/x/slurm.conf";
 	c.deadline = rb_deadline_in(5000);
-	assert_int_equal(rb_controller_comment(&c, 7, "restore_budget: held: why", &err), 0);
-	assert_int_equal(rb_controller_requeue_hold(&c, 7, &err), 0);
-	assert_int_equal(rb_controller_job(&c, 7, &j, &err), 0);
+	assert_int_equal(rb_controller_comment(&c, &job7, "restore_budget: held: why", &err), 0);
+	assert_int_equal(rb_controller_requeue_hold(&c, &job7, &err), 0);
+	assert_int_equal(rb_controller_job(&c, &job7, &j, &err), 0);
 	assert_int_equal(j.restarts, 2);
 	assert_true(j.preempted);
 	f = fopen(log, "r");
@@ -279,7 +283,141 @@ static void controller_gets_its_arguments_and_slurm_conf(void **state)
 	fclose(f);
 	assert_string_equal(seen, "/etc/x/slurm.conf|update JobId=7 AdminComment=restore_budget: held: why\n"
 				  "/etc/x/slurm.conf|requeuehold 7\n"
-				  "/etc/x/slurm.conf|--noheader --states=all --jobs 7 --Format=JobID:0|,RestartCnt:0|,PreemptTime:0|,Account:0|\n");
+				  "/etc/x/slurm.conf|--noheader --states=all --jobs 7 --Format=JobID:0|,JobArrayID:0|,RestartCnt:0|,PreemptTime:0|,Account:0|\n");
+	remove_fakes(dir);
+}
+
+/* --- array tasks (docs/arrays.md) --------------------------------------------- */
+
+/* `squeue --jobs 1` of an array 1 whose tasks 0, 1 and 7 run: task 7, the
+ * last to start, kept the array's own job id. */
+static const char every_task[] = "2|1_0|0|N/A|a|\n"
+				 "3|1_1|4|2026-12-01T10:00:05|b|\n"
+				 "1|1_7|2|N/A|c|\n";
+
+static void squeue_array_task_line_is_picked_out_of_every_tasks_lines(void **state)
+{
+	const rb_job_ref t7 = { 1, 1, 7 }, t1 = { 3, 1, 1 };
+	rb_ctl_job j;
+
+	(void)state;
+	assert_int_equal(rb_squeue_parse_job(every_task, &t7, &j), 0);
+	assert_int_equal(j.restarts, 2);
+	assert_false(j.preempted);
+	assert_string_equal(j.account, "c");
+	assert_int_equal(rb_squeue_parse_job(every_task, &t1, &j), 0);
+	assert_int_equal(j.restarts, 4);
+	assert_true(j.preempted);
+	assert_string_equal(j.account, "b");
+}
+
+static void squeue_array_task_absent_is_refused(void **state)
+{
+	const rb_job_ref t7 = { 1, 1, 7 }, t5 = { 6, 1, 5 };
+	rb_ctl_job j;
+
+	(void)state;
+	/* task 5 is not listed; the pending rest of the array is no task */
+	assert_int_equal(rb_squeue_parse_job(every_task, &t5, &j), -1);
+	assert_int_equal(rb_squeue_parse_job("1|1_[5-7]|0|N/A|a|\n", &t7, &j), -1);
+	/* the task's id under another job id is not this task */
+	assert_int_equal(rb_squeue_parse_job("9|1_7|0|N/A|a|\n", &t7, &j), -1);
+	/* listed twice: which line is it? */
+	assert_int_equal(rb_squeue_parse_job("1|1_7|0|N/A|a|\n1|1_7|3|N/A|a|\n", &t7, &j), -1);
+	assert_false(j.have_restarts);
+}
+
+/* A job that is no array task never reads an array task's line, even the
+ * one that has its id (the bare array id names every task). */
+static void squeue_plain_job_never_reads_an_array_tasks_line(void **state)
+{
+	const rb_job_ref bare = { 1, 0, 0 };
+	rb_ctl_job j;
+
+	(void)state;
+	assert_int_equal(rb_squeue_parse_job(every_task, &bare, &j), -1);
+	/* a heterogeneous job's part names no task: still its line */
+	assert_int_equal(rb_squeue_parse_job("1|1+0|5|N/A|a|\n", &bare, &j), 0);
+	assert_int_equal(j.restarts, 5);
+}
+
+static void job_ref_of_no_array_is_a_plain_job(void **state)
+{
+	rb_job_ref r;
+
+	(void)state;
+	r = rb_job_ref_of(5, 0, 0xfffffffe);
+	assert_int_equal(r.array_job_id, 0);
+	assert_int_equal(r.array_task_id, 0);
+	r = rb_job_ref_of(5, 0xfffffffe, 0xfffffffe);
+	assert_int_equal(r.array_job_id, 0);
+	r = rb_job_ref_of(5, 4, 0xfffffffe);
+	assert_int_equal(r.array_job_id, 0);
+	r = rb_job_ref_of(5, 4, 1);
+	assert_int_equal(r.job_id, 5);
+	assert_int_equal(r.array_job_id, 4);
+	assert_int_equal(r.array_task_id, 1);
+}
+
+/* Every question and action names the task as A_T, never the bare id. */
+static void controller_addresses_an_array_task_as_a_t(void **state)
+{
+	static const rb_job_ref t7 = { 1, 1, 7 };
+	char dir[] = "/tmp/rb-fake-bin-XXXXXX";
+	char log[600], script[700], seen[1024] = "";
+	char comment[RB_ADMIN_COMMENT_MAX + 1];
+	rb_controller c;
+	rb_ctl_job j;
+	rb_err err;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(log, sizeof(log), "%s/log", dir);
+	snprintf(script, sizeof(script), "echo \"$*\" >>%s", log);
+	fake_tool(dir, "scontrol", script);
+	snprintf(script, sizeof(script),
+		 "echo \"$*\" >>%s; case \"$*\" in *admin_comment*) echo '1|1_7|site|';; "
+		 "*) echo '1|1_7|2|N/A|acct|';; esac", log);
+	fake_tool(dir, "squeue", script);
+	c.bindir = dir;
+	c.slurm_conf = NULL;
+	c.deadline = rb_deadline_in(5000);
+	assert_int_equal(rb_controller_job(&c, &t7, &j, &err), 0);
+	assert_int_equal(rb_controller_admin_comment(&c, &t7, comment, sizeof(comment), &err), 0);
+	assert_string_equal(comment, "site");
+	assert_int_equal(rb_controller_comment(&c, &t7, "site\nrestore_budget: held: why", &err), 0);
+	assert_int_equal(rb_controller_requeue_hold(&c, &t7, &err), 0);
+	f = fopen(log, "r");
+	assert_non_null(f);
+	assert_int_equal(fread(seen, 1, sizeof(seen) - 1, f) > 0, 1);
+	fclose(f);
+	assert_string_equal(seen,
+			    "--noheader --states=all --jobs 1_7 --Format=JobID:0|,JobArrayID:0|,RestartCnt:0|,PreemptTime:0|,Account:0|\n"
+			    "--noheader --states=all --jobs 1_7 --Format=JobID:0|,JobArrayID:0|,admin_comment:0|\n"
+			    "update JobId=1_7 AdminComment=site\nrestore_budget: held: why\n"
+			    "requeuehold 1_7\n");
+	remove_fakes(dir);
+}
+
+/* squeue listing other jobs with the task's (an old squeue ignoring _T):
+ * the comment is not read, so it is never written back cut. */
+static void controller_refuses_a_comment_listed_among_others(void **state)
+{
+	static const rb_job_ref t7 = { 1, 1, 7 };
+	char dir[] = "/tmp/rb-fake-bin-XXXXXX";
+	char comment[RB_ADMIN_COMMENT_MAX + 1];
+	rb_controller c;
+	rb_err err;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	fake_tool(dir, "squeue", "printf '2|1_0|(null)|\\n1|1_7|site|\\n'");
+	c.bindir = dir;
+	c.slurm_conf = NULL;
+	c.deadline = rb_deadline_in(5000);
+	assert_int_equal(rb_controller_admin_comment(&c, &t7, comment, sizeof(comment), &err), -1);
+	assert_non_null(strstr(err.msg, "--jobs 1_7 listed other jobs too"));
 	remove_fakes(dir);
 }
 
@@ -343,6 +481,12 @@ int main(void)
 		cmocka_unit_test(squeue_garbage_counts_are_unknown),
 		cmocka_unit_test(controller_that_never_answers_is_cut_off),
 		cmocka_unit_test(controller_gets_its_arguments_and_slurm_conf),
+		cmocka_unit_test(squeue_array_task_line_is_picked_out_of_every_tasks_lines),
+		cmocka_unit_test(squeue_array_task_absent_is_refused),
+		cmocka_unit_test(squeue_plain_job_never_reads_an_array_tasks_line),
+		cmocka_unit_test(job_ref_of_no_array_is_a_plain_job),
+		cmocka_unit_test(controller_addresses_an_array_task_as_a_t),
+		cmocka_unit_test(controller_refuses_a_comment_listed_among_others),
 		cmocka_unit_test(prologflags_absent_is_none),
 		cmocka_unit_test(prologflags_runinjob_implies_contain_and_alloc),
 		cmocka_unit_test(prologflags_are_case_insensitive_lists),
