@@ -145,8 +145,6 @@ static int catch_up_start(const rb_config *cfg, rb_record *rec,
 	job.account = rec->account[0] ? rec->account : NULL;
 	job.work_dir = rec->work_dir;
 	job.submission = rec->submission[0] ? rec->submission : NULL;
-	job.array_job_id = rec->array_job_id;
-	job.array_task_id = rec->array_task_id;
 	job.checkpoint_dir = ckpt_dir[0] ? ckpt_dir : NULL;
 	job.options = *opts;
 	job.now = time(NULL);
@@ -320,12 +318,9 @@ static void record_of_step(spank_t sp, rb_record *rec)
 	spank_get_item(sp, S_JOB_GID, &gid);
 	rec->uid = (uint32_t)uid;
 	rec->gid = (uint32_t)gid;
-	/* an array task's ids (0 and 0 for a job that is not one) */
-	if (spank_get_item(sp, S_JOB_ARRAY_ID, &rec->array_job_id) !=
-		    ESPANK_SUCCESS ||
-	    spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &rec->array_task_id) !=
-		    ESPANK_SUCCESS || !rec->array_job_id)
-		rec->array_job_id = rec->array_task_id = 0;
+	/* an array task's ids, as user_init read them (get_task) */
+	rec->array_job_id = step.task.array_job_id;
+	rec->array_task_id = step.task.array_task_id;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (spank_getenv(sp, names[i].var, (char *)rec + names[i].off,
 				 RB_NAME_MAX) != ESPANK_SUCCESS)
