@@ -90,6 +90,10 @@ $(BUILD)/unit-san/%: tests/unit/%.c $(SAN_OBJ)
 	$(CC) $(SAN_CFLAGS) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(SAN_OBJ) \
 		$(SAN_FLAGS) -rdynamic $(LIBS_TEST)
 
+# The sanitizer objects are kept between runs (make would delete them as
+# intermediates after every unit-san, so every make test rebuilt them).
+.SECONDARY: $(SAN_OBJ)
+
 # test_exports dlopens the built plugin.
 $(BUILD)/unit/test_exports $(BUILD)/unit-san/test_exports: $(PLUGIN)
 
