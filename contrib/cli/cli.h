@@ -21,6 +21,7 @@
 
 #include "config.h"
 #include "engine.h"
+#include "eventsum.h"
 #include "ledger.h"
 #include "record.h"
 
@@ -199,6 +200,16 @@ const char *cli_event_str(const cli_event *e, const char *key);
  */
 int cli_last_end(const cli_ctx *ctx, uint32_t job_id, int64_t n, char *buf,
 		 size_t len);
+
+/* --- a folded event log (cli_folded.c) ---------------------------------------------- */
+
+/* explain: the summary line of the older attempts ("kind=folded"), as one
+ * line of text or an object; the totals the whole log gives (the
+ * record's: plugin/core/eventsum.h). */
+void cli_folded_text(const cli_event *e);
+json_object *cli_folded_json(const cli_event *e);
+void cli_totals_text(const rb_evsum *s);
+json_object *cli_totals_json(const rb_evsum *s);
 
 /* --- commands ---------------------------------------------------------------------- */
 
