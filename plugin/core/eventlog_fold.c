@@ -61,14 +61,24 @@ typedef struct {
 	bool started;
 } plan;
 
+/* Is the line's kind (its second token, after "t=...") this one? */
+static bool kind_is(const char *line, const char *kind)
+{
+	const char *p = strchr(line, ' ');
+	size_t n = strlen(kind);
+
+	return p && strncmp(p + 1, "kind=", 5) == 0 &&
+	       strncmp(p + 6, kind, n) == 0 && p[6 + n] == ' ';
+}
+
 /* "attempt=<n>" of a line, and whether it opens a group of its own (a
- * summary or a reset: never one with the attempts around it). */
+ * reset: never one with the attempts around it). */
 static int64_t line_attempt(const char *line, bool *alone)
 {
 	const char *a = strstr(line, " attempt=");
 	int64_t n = -1;
 
-	*alone = strstr(line, " kind=folded ") || strstr(line, " kind=reset ");
+	*alone = kind_is(line, "reset");
 	if (!a)
 		return -1;
 	for (a += 9; *a >= '0' && *a <= '9' && n < INT64_MAX / 10 - 10; a++)
@@ -91,6 +101,16 @@ static int plan_line(const char *line, bool ok, void *ctx)
 	bool alone;
 	int64_t a = ok ? line_attempt(line, &alone) : -1;
 
+	/* An earlier summary (first in any log we wrote) is always folded,
+	 * with all before it: the new log has ONE summary, first. */
+	if (ok && kind_is(line, "folded")) {
+		while (p->n > 0)
+			pop_group(p);
+		p->cut = p->line + 1;
+		p->started = false;
+		p->line++;
+		return 0;
+	}
 	/* damage joins the attempt it is in; an intact line of another
 	 * attempt than the last opens a group */
 	if (ok && (!p->started || alone || a != p->attempt)) {

@@ -198,7 +198,9 @@ static void read_ev(const char *line, ev *e)
 	memset(e, 0, sizeof(*e));
 	e->attempt = e->charged = -1;
 	while (next_tok(line, &pos, &t)) {
-		if (key_is(&t, "kind"))
+		/* the first kind= names the event (lifecycle.c writes it
+		 * second, after t=; a value never holds ' ' or '=') */
+		if (key_is(&t, "kind") && !e->kind.k)
 			e->kind = t;
 		else if (key_is(&t, "attempt"))
 			e->attempt = num(t.v, t.vl);

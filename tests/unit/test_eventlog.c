@@ -560,6 +560,33 @@ static void a_crash_between_the_temp_write_and_the_rename_leaves_the_old_or_the_
 	free(before);
 }
 
+/* A crashed fold's temp file goes with the job's record and log (gc). */
+static void gc_removes_a_crashed_folds_temp_file(void **state)
+{
+	fixture *f = *state;
+	char path[256], tmp[300];
+	rb_ledger *l = NULL;
+	rb_job *j = NULL;
+	rb_err err = { "" };
+	int fd;
+
+	NEED_ROOT();
+	run_plain(f, 15, 0, 1);
+	log_path(f, 15, path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.tmp.99999", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0640);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(rb_ledger_open(f->dir, CLUSTER, RB_LEDGER_WRITE, &l,
+					&err), 0);
+	assert_int_equal(rb_ledger_lock(l, 15, &j, &err), 0);
+	assert_int_equal(rb_ledger_remove(j, &err), 0);
+	rb_ledger_unlock(j);
+	rb_ledger_close(l);
+	assert_int_equal(access(tmp, F_OK), -1);
+	assert_int_equal(access(path, F_OK), -1);
+}
+
 #endif
 
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -575,6 +602,7 @@ int main(void)
 		T(the_summarys_counts_equal_the_folded_attempts),
 		T(a_fold_is_not_redone_on_every_attempt),
 		T(a_crash_between_the_temp_write_and_the_rename_leaves_the_old_or_the_new_log),
+		T(gc_removes_a_crashed_folds_temp_file),
 #endif
 	};
 
