@@ -41,7 +41,7 @@ static int parse_hex64(const char *s, size_t n, uint64_t *out)
 
 /* Is this stored line (without '\n') intact: " crc=<16 hex>" at its end,
  * matching the bytes before it? */
-static bool event_line_ok(const char *line, size_t len)
+bool lg_event_line_ok(const char *line, size_t len)
 {
 	uint64_t crc;
 	size_t body;
@@ -179,11 +179,13 @@ fail:
 #undef PATH
 
 /* Hand each event line of the open log fd to fn, streamed: memory stays
- * bounded however long the log (buf: EVENT_LINE_MAX + 1 bytes). */
-int lg_stream_events(int fd, char *buf, const char *path, rb_event_fn fn,
-			 void *ctx, rb_err *err)
+ * bounded however long the log (buf: EVENT_LINE_MAX + 1 bytes). Lines from
+ * index `verify_below` on are not checksummed (ok then only says that the
+ * line is not torn or over-long): the fold checks only what it folds. */
+int lg_stream_events(int fd, char *buf, const char *path, size_t verify_below,
+		     rb_event_fn fn, void *ctx, rb_err *err)
 {
-	size_t have = 0;
+	size_t have = 0, index = 0;
 	bool skipping = false; /* inside an over-long line already reported */
 
 	for (;;) {
@@ -210,9 +212,10 @@ int lg_stream_events(int fd, char *buf, const char *path, rb_event_fn fn,
 			*nl = '\0';
 			if (skipping)
 				skipping = false;
-			else if (fn(buf + start, event_line_ok(buf + start, len),
-				      ctx) != 0)
+			else if (fn(buf + start, index >= verify_below ||
+				      lg_event_line_ok(buf + start, len), ctx) != 0)
 				return 0;
+			index++;
 			start += len + 1;
 		}
 		memmove(buf, buf + start, have - start);
@@ -252,7 +255,7 @@ int rb_ledger_events(rb_ledger *l, uint32_t job_id, rb_event_fn fn, void *ctx,
 		rc = -1; /* err says so; the log has no listing of its own */
 	if (rc == 0) {
 		buf = malloc(EVENT_LINE_MAX + 1);
-		rc = buf ? lg_stream_events(fd, buf, path, fn, ctx, err) :
+		rc = buf ? lg_stream_events(fd, buf, path, SIZE_MAX, fn, ctx, err) :
 			   rb_err_set(err, "out of memory");
 	}
 	free(buf);
