@@ -111,7 +111,7 @@ int rb_ledger_append(rb_job *j, const char *event, rb_err *err);
  * within 3/8 of the cap (the summary within 1/8): half a cap of events go
  * before the next fold, and one more line (< 32 KiB) never crosses it.
  */
-#define RB_LEDGER_LOG_CAP (64 * 1024)
+#define RB_LEDGER_LOG_CAP ((size_t)64 * 1024)
 /* Tests and the fuzzer: another cap for this process (>= 4096; 0 restores
  * the default), and a function called after the fold's temp file is
  * written and before its rename (a crash there: tests/unit/test_eventlog.c). */

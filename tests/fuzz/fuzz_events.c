@@ -121,6 +121,30 @@ static void check_summary(const rb_evsum *sum)
 			   "summary byte 0x%02x at %zu", (unsigned char)text[i], i);
 }
 
+/* An event the core accepted: read back intact as the last line; if the
+ * append folded the log (a new file), its summary first, within half the
+ * cap before the new line. */
+static void check_appended(const seen *s, const char *event,
+			   const struct stat *before, const struct stat *after)
+{
+	size_t el = strlen(event), ll = strlen(s->last);
+	const char *body = strchr(s->last, ' ');
+
+	if (after->st_ino != before->st_ino) {
+		FUZZ_CHECK(s->folded == 1 && s->first_folded,
+			   "folded log: %zu summaries (first: %d)", s->folded,
+			   s->first_folded);
+		FUZZ_CHECK(after->st_size <= CAP / 2 + (off_t)el + 64,
+			   "folded log of %lld bytes", (long long)after->st_size);
+	}
+	FUZZ_CHECK(s->last_ok, "appended event read back damaged: '%s'",
+		   s->last);
+	FUZZ_CHECK(!strncmp(s->last, "t=", 2) && body && ll >= el + 22 &&
+		   !memcmp(body + 1, event, el) &&
+		   !strncmp(body + 1 + el, " crc=", 5),
+		   "appended '%s' read back as '%s'", event, s->last);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -174,27 +198,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(s.lines <= nl + 1, "%zu lines from %zu newlines", s.lines,
 		   nl);
 	check_summary(&s.sum);
-	if (appended && after.st_ino != before.st_ino) {
-		/* the append folded the log */
-		FUZZ_CHECK(s.folded == 1 && s.first_folded,
-			   "folded log: %zu summaries (first: %d)", s.folded,
-			   s.first_folded);
-		FUZZ_CHECK(after.st_size <= CAP / 2 + (off_t)strlen(event) + 64,
-			   "folded log of %lld bytes", (long long)after.st_size);
-	}
+	if (appended)
+		check_appended(&s, event, &before, &after);
 	rb_evsum_free(&s.sum);
-	if (appended) {
-		size_t el = strlen(event), ll = strlen(s.last);
-		const char *body = strchr(s.last, ' ');
-
-		FUZZ_CHECK(s.last_ok, "appended event read back damaged: '%s'",
-			   s.last);
-		FUZZ_CHECK(!strncmp(s.last, "t=", 2) && body &&
-			   ll >= el + 22 &&
-			   !memcmp(body + 1, event, el) &&
-			   !strncmp(body + 1 + el, " crc=", 5),
-			   "appended '%s' read back as '%s'", event, s.last);
-	}
 	free(event);
 	return 0;
 }

@@ -436,6 +436,30 @@ static void the_summarys_counts_equal_the_folded_attempts(void **state)
 	free_log(&folded);
 }
 
+/* A log grown before the cap (an older plugin: 300 attempts, ~165 KB) is
+ * folded at its next append, in one go, to within the cap. */
+static void a_log_from_before_the_cap_folds_at_its_next_append(void **state)
+{
+	fixture *f = *state;
+	lines l;
+
+	NEED_ROOT();
+	rb_ledger_set_log_cap(1u << 30);
+	run_plain(f, 16, 0, 300);
+	assert_true(log_size(f, 16) > 2 * CAP);
+	rb_ledger_set_log_cap(0);
+	run_plain(f, 16, 300, 301);
+	assert_true(log_size(f, 16) <= CAP / 2 + 1024);
+	l = read_log(f, 16);
+	assert_non_null(strstr(l.line[0], " kind=folded attempts=0-"));
+	assert_int_equal(l.sum.starts, 301);
+	assert_int_equal(l.sum.ends, 301);
+	assert_int_equal(l.sum.interruptions, 300);
+	assert_int_equal(l.sum.ckpt_handed, 301);
+	assert_int_equal(l.sum.damaged, 0);
+	free_log(&l);
+}
+
 static ino_t log_inode(fixture *f, uint32_t id)
 {
 	char path[256];
@@ -601,6 +625,7 @@ int main(void)
 		T(the_newest_attempts_stay_whole),
 		T(the_summarys_counts_equal_the_folded_attempts),
 		T(a_fold_is_not_redone_on_every_attempt),
+		T(a_log_from_before_the_cap_folds_at_its_next_append),
 		T(a_crash_between_the_temp_write_and_the_rename_leaves_the_old_or_the_new_log),
 		T(gc_removes_a_crashed_folds_temp_file),
 #endif
