@@ -18,8 +18,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -584,6 +587,84 @@ static void a_crash_between_the_temp_write_and_the_rename_leaves_the_old_or_the_
 	free(before);
 }
 
+/* Appends "kind=test attempt=<k>" for k = *done + 1, ... until killed;
+ * *done: the last one rb_ledger_append returned from. */
+static void append_until_killed(fixture *f, volatile int64_t *done)
+{
+	char ev[300];
+	rb_ledger *l = NULL;
+	rb_job *j = NULL;
+	rb_err err = { "" };
+
+	if (rb_ledger_open(f->dir, CLUSTER, RB_LEDGER_WRITE, &l, &err) < 0)
+		_exit(2);
+	for (;;) {
+		snprintf(ev, sizeof(ev), "kind=test attempt=%lld pad=%0200d",
+			 (long long)*done + 1, 0);
+		if (rb_ledger_lock(l, 17, &j, &err) < 0 ||
+		    rb_ledger_append(j, ev, &err) < 0)
+			_exit(3);
+		rb_ledger_unlock(j);
+		(*done)++;
+	}
+}
+
+/*
+ * SIGKILL at a random instant, 150 times (more until one cut a fold before
+ * its rename: its temp file is left), while a process appends to a log
+ * that folds every ~10 appends (a 4 KiB cap): a fold cut anywhere (reading,
+ * writing the temp file, before or after the rename) leaves a log that
+ * reads whole, with one summary first, and whose summary plus kept lines
+ * count every append that returned (and at most the one in flight).
+ */
+static void a_fold_killed_at_any_instant_leaves_a_whole_log(void **state)
+{
+	fixture *f = *state;
+	volatile int64_t *done = mmap(NULL, sizeof(*done), PROT_READ |
+				      PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+				      -1, 0);
+	char path[256], tmp[300];
+	int cut = 0, k;
+	lines l;
+
+	NEED_ROOT();
+	assert_true(done != MAP_FAILED);
+	*done = 0;
+	rb_ledger_set_log_cap(4096);
+	srandom((unsigned)time(NULL));
+	log_path(f, 17, path, sizeof(path));
+	/* 150 kills, and more (up to 1000) until one cut a fold */
+	for (k = 0; k < 150 || (cut == 0 && k < 1000); k++) {
+		pid_t pid = fork();
+		int status;
+
+		assert_true(pid >= 0);
+		if (pid == 0)
+			append_until_killed(f, done);
+		usleep((useconds_t)(random() % 3000));
+		kill(pid, SIGKILL);
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFSIGNALED(status));
+		/* its temp file left behind: it was cut before the rename */
+		snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)pid);
+		cut += access(tmp, F_OK) == 0;
+		/* the next child goes on from the last that landed */
+		l = read_log(f, 17);
+		assert_true(l.sum.events >= *done && l.sum.events <= *done + 1);
+		*done = l.sum.events;
+		assert_true(count_in(&l, " kind=folded ") <= 1);
+		if (l.n && count_in(&l, " kind=folded "))
+			assert_non_null(strstr(l.line[0], " kind=folded "));
+		assert_true(l.sum.damaged <= 1 + k);
+		free_log(&l);
+	}
+	print_message("%d kills: %lld events appended, all counted; %d cut "
+		      "a fold before its rename\n", k, (long long)*done, cut);
+	assert_true(*done > 150);
+	assert_true(cut > 0);
+	munmap((void *)done, sizeof(*done));
+}
+
 /* A crashed fold's temp file goes with the job's record and log (gc). */
 static void gc_removes_a_crashed_folds_temp_file(void **state)
 {
@@ -628,6 +709,7 @@ int main(void)
 		T(a_log_from_before_the_cap_folds_at_its_next_append),
 		T(a_crash_between_the_temp_write_and_the_rename_leaves_the_old_or_the_new_log),
 		T(gc_removes_a_crashed_folds_temp_file),
+		T(a_fold_killed_at_any_instant_leaves_a_whole_log),
 #endif
 	};
 
