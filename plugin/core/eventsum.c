@@ -379,7 +379,7 @@ size_t rb_evsum_format(const rb_evsum *s, char *buf, size_t len)
 		put_num(&o, counters[i].key, *counter((rb_evsum *)s, i));
 	put_num(&o, "refused_attempt", s->refused_attempt);
 	/* the newest checkpoints that fit; the rest are counted */
-	k = ckpt_fit(s, len - o.pos - 48);
+	k = ckpt_fit(s, len > o.pos + 48 ? len - o.pos - 48 : 0);
 	put_num(&o, "checkpoints_dropped",
 		s->ckpt_dropped + (int64_t)(s->nckpt - k));
 	for (size_t i = s->nckpt - k; i < s->nckpt; i++) {
