@@ -463,6 +463,41 @@ static void a_log_from_before_the_cap_folds_at_its_next_append(void **state)
 	free_log(&l);
 }
 
+/* A reused job id starts the record afresh (a reset event): a folded
+ * log's totals restart there too, and stay the record's. */
+static void a_folded_logs_totals_restart_at_a_reset_like_the_record(void **state)
+{
+	fixture *f = *state;
+	rb_job_info j = {
+		.cluster = CLUSTER, .job_id = 18, .uid = 2000, .gid = 2000,
+		.user = "other", .partition = "p", .account = "a",
+		.work_dir = "/home/o", .checkpoint_dir = "ckpt", .now = 90000,
+	};
+	rb_start_result res;
+	rb_err err = { "" };
+	rb_record *rec;
+	lines l;
+
+	NEED_ROOT();
+	rb_ledger_set_log_cap(4096);
+	/* uid 2000's job 18: 30 attempts, 29 interruptions */
+	for (j.attempt = 0; j.attempt < 30; j.attempt++) {
+		assert_int_equal(rb_lifecycle_start(f->cfg, &j, &res, NULL,
+						    &err), 0);
+		end(f, 18, j.attempt, true, 0);
+	}
+	/* the id reused by uid 1000: reset at its attempt 0, then 40 */
+	run_plain(f, 18, 0, 40);
+	rec = read_rec(f, 18);
+	l = read_log(f, 18);
+	assert_int_equal(count_in(&l, " kind=reset "), 0); /* folded */
+	assert_int_equal(l.sum.resets, 1);
+	assert_int_equal(rec->budget.interruptions, 39);
+	assert_totals_are_the_records(&l.sum, rec);
+	free(rec);
+	free_log(&l);
+}
+
 static ino_t log_inode(fixture *f, uint32_t id)
 {
 	char path[256];
@@ -707,6 +742,7 @@ int main(void)
 		T(the_summarys_counts_equal_the_folded_attempts),
 		T(a_fold_is_not_redone_on_every_attempt),
 		T(a_log_from_before_the_cap_folds_at_its_next_append),
+		T(a_folded_logs_totals_restart_at_a_reset_like_the_record),
 		T(a_crash_between_the_temp_write_and_the_rename_leaves_the_old_or_the_new_log),
 		T(gc_removes_a_crashed_folds_temp_file),
 		T(a_fold_killed_at_any_instant_leaves_a_whole_log),
