@@ -93,9 +93,10 @@ json_object *cli_folded_json(const cli_event *e)
 			json_object_array_add(ck, cli_json_string(v));
 		else if (strcmp(k, "kind") == 0 || strcmp(k, "attempts") == 0)
 			continue;
-		else if (cli_parse_uint(v, INT64_MAX, &n) == 0)
+		else if (cli_parse_uint(v + (v[0] == '-'), INT64_MAX, &n) == 0)
 			json_object_object_add(o, strcmp(k, "t") ? k : "time",
-					       json_object_new_int64(n));
+					       json_object_new_int64(v[0] == '-' ?
+								     -n : n));
 		else
 			json_object_object_add(o, k, cli_json_string(v));
 	}
