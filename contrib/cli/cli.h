@@ -21,6 +21,7 @@
 
 #include "config.h"
 #include "engine.h"
+#include "eventsum.h"
 #include "job_addr.h"
 #include "ledger.h"
 #include "record.h"
@@ -284,6 +285,16 @@ size_t cli_each_task(const cli_ctx *ctx, const cli_target *t, bool quiet,
 void cli_target_notes(const cli_target *t);
 /* A task squeue lists that has a record in t (it is shown as a row). */
 bool cli_target_has_task(const cli_target *t, uint32_t task_id);
+
+/* --- a folded event log (cli_folded.c) ---------------------------------------------- */
+
+/* explain: the summary line of the older attempts ("kind=folded"), as one
+ * line of text or an object; the totals the whole log gives (the
+ * record's: plugin/core/eventsum.h). */
+void cli_folded_text(const cli_event *e);
+json_object *cli_folded_json(const cli_event *e);
+void cli_totals_text(const rb_evsum *s);
+json_object *cli_totals_json(const rb_evsum *s);
 
 /* --- commands ---------------------------------------------------------------------- */
 

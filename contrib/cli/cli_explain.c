@@ -30,6 +30,7 @@ typedef struct {
 	 * the start event only says "failed:0" (see charged_end below) */
 	char last_end_attempt[24];
 	char last_end[48];
+	rb_evsum sum;          /* the totals (a folded log's too) */
 } explain_state;
 
 /* Append to a bounded line buffer. */
@@ -131,8 +132,12 @@ static void text_start(line_buf *lb, const event *e)
 	lb_add(lb, "; failures %s, restore_failures %s",
 	       ev_s(e, "failures"), ev_s(e, "restore_failures"));
 	text_limits(lb, e);
-	lb_add(lb, "; checkpoint ");
-	lb_safe(lb, ckpt && ckpt[0] ? ckpt : "(none)");
+	/* logs before the cap named the checkpoint here too; the report
+	 * names the one handed out (once per attempt) */
+	if (ckpt) {
+		lb_add(lb, "; checkpoint ");
+		lb_safe(lb, ckpt[0] ? ckpt : "(none)");
+	}
 	if (ev_get(e, "marked_bad")) {
 		lb_add(lb, "; checkpoint fallback: attempt %s's checkpoint ",
 		       charged);
@@ -348,6 +353,7 @@ static int on_event(const char *line, bool ok, void *vctx)
 	event e;
 
 	st->n++;
+	rb_evsum_add(&st->sum, line, ok);
 	if (!ok) {
 		/* A torn append (crash mid-write) or damage: its content is
 		 * not trusted and not shown. */
@@ -368,7 +374,11 @@ static int on_event(const char *line, bool ok, void *vctx)
 	}
 	remember_end(st, &e);
 	fix_charged_end(st, &e);
-	if (st->events)
+	if (strcmp(ev_s(&e, "kind"), "folded") == 0 && st->events)
+		json_object_array_add(st->events, cli_folded_json(&e));
+	else if (strcmp(ev_s(&e, "kind"), "folded") == 0)
+		cli_folded_text(&e);
+	else if (st->events)
 		json_object_array_add(st->events, event_json(&e));
 	else
 		print_event_text(&e);
@@ -384,12 +394,14 @@ static int walk(cli_ctx *ctx, uint32_t job_id, explain_state *st)
 	rb_err err;
 	int rc, r;
 
+	rb_evsum_init(&st->sum);
 	r = cli_open_ledger(ctx, RB_LEDGER_READ, &l);
 	if (r < 0)
 		rc = -2;
 	else
 		rc = r == 1 ? 1 : rb_ledger_events(l, job_id, on_event, st, &err);
 	rb_ledger_close(l);
+	rb_evsum_free(&st->sum); /* its totals stay (eventsum.h) */
 	if (rc == -2 || st->oom || rc < 0) {
 		if (st->oom)
 			cli_error("out of memory");
@@ -418,6 +430,7 @@ static json_object *log_json(const cli_task *task, uint32_t job_id,
 	json_object_object_add(o, "torn_lines",
 			       json_object_new_int64((int64_t)st->torn));
 	json_object_object_add(o, "events", st->events);
+	json_object_object_add(o, "totals", cli_totals_json(&st->sum));
 	return o;
 }
 
@@ -451,6 +464,8 @@ static int explain_one(cli_ctx *ctx, uint32_t job_id, const cli_task *task)
 	}
 	if (st.n == 0)
 		printf("(no events recorded for job %" PRIu32 ")\n", job_id);
+	else
+		cli_totals_text(&st.sum);
 	return fflush(stdout) == 0 ? CLI_OK : CLI_EDATA;
 }
 
@@ -479,6 +494,8 @@ static int explain_array(cli_ctx *ctx, const cli_target *t)
 		else if (r == 1 || st.n == 0)
 			printf("(no events recorded for job %" PRIu32 ")\n",
 			       k->job_id);
+		else
+			cli_totals_text(&st.sum);
 	}
 	if (tasks) {
 		json_object *o = json_object_new_object();

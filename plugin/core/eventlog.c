@@ -41,7 +41,7 @@ static int parse_hex64(const char *s, size_t n, uint64_t *out)
 
 /* Is this stored line (without '\n') intact: " crc=<16 hex>" at its end,
  * matching the bytes before it? */
-static bool event_line_ok(const char *line, size_t len)
+bool lg_event_line_ok(const char *line, size_t len)
 {
 	uint64_t crc;
 	size_t body;
@@ -111,8 +111,8 @@ static int torn_tail(rb_job *j, const char *name, rb_err *err)
 
 /* "[\n]t=<now> <event> crc=<hex>\n" into buf (elen + 64 bytes); its length.
  * The checksum covers "t=... <event>", not " crc=". */
-static size_t event_line(char *buf, bool newline, const char *event,
-			 size_t elen)
+size_t lg_event_line(char *buf, bool newline, const char *event,
+		     size_t elen)
 {
 	size_t pos = 0, start;
 
@@ -148,10 +148,15 @@ int rb_ledger_append(rb_job *j, const char *event, rb_err *err)
 	buf = malloc(elen + 64);
 	if (!buf)
 		return rb_err_set(err, "out of memory");
+	/* Bounded growth (docs/architecture.md, "The ledger"): older attempts
+	 * are folded into one summary line when this line would cross the
+	 * cap; one fstat at most, and usually none (the size seen under the
+	 * lock). A fold that fails leaves the log whole: append anyway. */
+	lg_log_fold_if_over(j, elen + 64);
 	torn = torn_tail(j, name, err);
 	if (torn < 0)
 		goto fail;
-	pos = event_line(buf, torn, event, elen);
+	pos = lg_event_line(buf, torn, event, elen);
 	/* One write() of the whole line: with O_APPEND it lands at the end
 	 * in one piece; a short write means the disk is full or failing. */
 	do
@@ -174,11 +179,13 @@ fail:
 #undef PATH
 
 /* Hand each event line of the open log fd to fn, streamed: memory stays
- * bounded however long the log (buf: EVENT_LINE_MAX + 1 bytes). */
-static int stream_events(int fd, char *buf, const char *path, rb_event_fn fn,
-			 void *ctx, rb_err *err)
+ * bounded however long the log (buf: EVENT_LINE_MAX + 1 bytes). Lines from
+ * index `verify_below` on are not checksummed (ok then only says that the
+ * line is not torn or over-long): the fold checks only what it folds. */
+int lg_stream_events(int fd, char *buf, const char *path, size_t verify_below,
+		     rb_event_fn fn, void *ctx, rb_err *err)
 {
-	size_t have = 0;
+	size_t have = 0, index = 0;
 	bool skipping = false; /* inside an over-long line already reported */
 
 	for (;;) {
@@ -205,9 +212,10 @@ static int stream_events(int fd, char *buf, const char *path, rb_event_fn fn,
 			*nl = '\0';
 			if (skipping)
 				skipping = false;
-			else if (fn(buf + start, event_line_ok(buf + start, len),
-				      ctx) != 0)
+			else if (fn(buf + start, index >= verify_below ||
+				      lg_event_line_ok(buf + start, len), ctx) != 0)
 				return 0;
+			index++;
 			start += len + 1;
 		}
 		memmove(buf, buf + start, have - start);
@@ -247,7 +255,7 @@ int rb_ledger_events(rb_ledger *l, uint32_t job_id, rb_event_fn fn, void *ctx,
 		rc = -1; /* err says so; the log has no listing of its own */
 	if (rc == 0) {
 		buf = malloc(EVENT_LINE_MAX + 1);
-		rc = buf ? stream_events(fd, buf, path, fn, ctx, err) :
+		rc = buf ? lg_stream_events(fd, buf, path, SIZE_MAX, fn, ctx, err) :
 			   rb_err_set(err, "out of memory");
 	}
 	free(buf);

@@ -18,6 +18,7 @@
 #define RB_LEDGER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -99,6 +100,23 @@ int rb_ledger_write(rb_job *j, rb_record *rec, rb_err *err);
 /* Append one event line ("kind=... attempt=... ..."): the ledger prefixes the
  * time and appends a checksum, writes it with one write(), and fsyncs. */
 int rb_ledger_append(rb_job *j, const char *event, rb_err *err);
+
+/*
+ * The event log stays within RB_LEDGER_LOG_CAP bytes (docs/architecture.md,
+ * "The ledger"; it amends the design's "keeps every attempt"): when an
+ * append would cross it, rb_ledger_append first replaces the log, under the
+ * job's lock and atomically (temp file, fsync, rename, fsync of the
+ * directory, as a record write), by ONE summary line ("kind=folded", see
+ * eventsum.h) of the older attempts followed by the newest attempts whole,
+ * within 3/8 of the cap (the summary within 1/8): half a cap of events go
+ * before the next fold, and one more line (< 32 KiB) never crosses it.
+ */
+#define RB_LEDGER_LOG_CAP ((size_t)64 * 1024)
+/* Tests and the fuzzer: another cap for this process (>= 4096; 0 restores
+ * the default), and a function called after the fold's temp file is
+ * written and before its rename (a crash there: tests/unit/test_eventlog.c). */
+void rb_ledger_set_log_cap(size_t bytes);
+void rb_ledger_set_fold_hook(void (*fn)(void));
 
 /* Call fn for each event line of job_id, as stored (time first, checksum
  * last). A line whose checksum is wrong (torn tail) is passed with ok=false.

@@ -202,7 +202,7 @@ out:
 typedef struct {
 	rb_job *j;
 	const char *dirpath;
-	char prefix[NAME_BUF];  /* "<id>.rec.tmp." */
+	char prefix[NAME_BUF];  /* "<id>." */
 	size_t plen;
 } tmp_walk;
 
@@ -212,7 +212,10 @@ static int on_tmp_entry(int dir_fd, const char *name, void *ctx,
 	const tmp_walk *w = ctx;
 
 	(void)dir_fd;
-	if (strncmp(name, w->prefix, w->plen) != 0)
+	/* a record's temp, or a folded event log's (eventlog_fold.c) */
+	if (strncmp(name, w->prefix, w->plen) != 0 ||
+	    (strncmp(name + w->plen, "rec.tmp.", 8) != 0 &&
+	     strncmp(name + w->plen, "log.tmp.", 8) != 0))
 		return 0;
 	if (unlinkat(w->j->bucket_fd, name, 0) < 0 && errno != ENOENT)
 		return rb_err_set(err, "%s/%s: %s", w->dirpath, name,
@@ -220,14 +223,15 @@ static int on_tmp_entry(int dir_fd, const char *name, void *ctx,
 	return 0;
 }
 
-/* Remove "<id>.rec.tmp.*" leftovers of crashed writers of this job. A
+/* Remove "<id>.rec.tmp.*" and "<id>.log.tmp.*" leftovers of crashed
+ * writers of this job. A
  * directory that fails part way through being read is left as it is. */
 static int remove_stale_tmp(rb_job *j, const char *dirpath, rb_err *err)
 {
 	tmp_walk w = { .j = j, .dirpath = dirpath };
 	int fd;
 
-	lg_file_name(j->job_id, ".rec.tmp.", w.prefix, sizeof(w.prefix));
+	lg_file_name(j->job_id, ".", w.prefix, sizeof(w.prefix));
 	w.plen = strlen(w.prefix);
 	fd = openat(j->bucket_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)

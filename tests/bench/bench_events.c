@@ -31,6 +31,13 @@
  *   bench_events populate --state DIR [--cluster C] --from A --to B
  *                    [--no-logs] [--no-ack]
  *   bench_events config --state DIR --out FILE     write the bench config
+ *   bench_events append --state DIR [--events N] [--bytes B]
+ *                    one job's log: N appends of a B-byte event (a report
+ *                    naming a checkpoint path), each timed alone (under the
+ *                    lock); with the 64 KiB cap (docs/architecture.md, "The
+ *                    ledger") some of them fold the log: median, p99, max
+ *                    and the log's final size show what that costs. The
+ *                    same source builds against the code before the cap.
  *
  * By default the events follow the SPANK glue as it is: the batch step loads
  * the config once (user_init keeps it for task_post_fork) and the epilog
@@ -54,6 +61,7 @@
 
 #include "config.h"
 #include "engine.h"
+#include "ledger.h"
 #include "lifecycle.h"
 #include "record.h"
 
@@ -609,6 +617,56 @@ static int run(const char *state, const char *config, const char *cluster,
 	return 0;
 }
 
+/* --- append: one job's event log, appended to N times ------------------------ */
+
+static void append_one(rb_ledger *l, const char *ev, double *us)
+{
+	rb_job *j = NULL;
+	rb_err err;
+	double w0;
+
+	if (rb_ledger_lock(l, 7, &j, &err) < 0)
+		die("lock", err.msg);
+	w0 = now_ns(CLOCK_MONOTONIC);
+	if (rb_ledger_append(j, ev, &err) < 0)
+		die("append", err.msg);
+	*us = (now_ns(CLOCK_MONOTONIC) - w0) / 1000.0;
+	rb_ledger_unlock(j);
+}
+
+static int append_bench(const char *state, long events, long bytes)
+{
+	double *us = calloc((size_t)events, sizeof(*us));
+	char *ev = malloc((size_t)bytes + 64), path[RB_PATH_MAX + 64];
+	rb_ledger *l = NULL;
+	struct stat st;
+	rb_err err;
+	int n;
+
+	if (!us || !ev)
+		die("append", "out of memory");
+	if (rb_ledger_open(state, "bench", RB_LEDGER_WRITE, &l, &err) < 0)
+		die(state, err.msg);
+	for (long i = 0; i < events; i++) {
+		n = snprintf(ev, (size_t)bytes + 64,
+			     "kind=report attempt=%ld phase=RUNNING checkpoint=/c/", i);
+		memset(ev + n, 'x', (size_t)(bytes > n ? bytes - n : 1));
+		ev[bytes > n ? bytes : n + 1] = '\0';
+		append_one(l, ev, &us[i]);
+	}
+	rb_ledger_close(l);
+	snprintf(path, sizeof(path), "%s/bench/007/7.log", state);
+	st.st_size = stat(path, &st) == 0 ? st.st_size : -1;
+	printf("append events=%ld event_bytes=%ld mean_us=%.1f", events, bytes,
+	       mean(us, (size_t)events));
+	printf(" median_us=%.1f p99_us=%.1f max_us=%.1f log_bytes=%lld\n",
+	       quant(us, (size_t)events, 0.5), quant(us, (size_t)events, 0.99),
+	       quant(us, (size_t)events, 1.0), (long long)st.st_size);
+	free(us);
+	free(ev);
+	return 0;
+}
+
 /* --- main -------------------------------------------------------------------- */
 
 static void usage(void)
@@ -618,7 +676,9 @@ static void usage(void)
 	      "[--rss-every N] [--old-glue]\n"
 	      "       bench_events populate --state DIR [--cluster C] --from A "
 	      "--to B [--no-logs] [--no-ack]\n"
-	      "       bench_events config --state DIR --out FILE\n", stderr);
+	      "       bench_events config --state DIR --out FILE\n"
+	      "       bench_events append --state DIR [--events N] [--bytes B]\n",
+	      stderr);
 	exit(2);
 }
 
@@ -626,7 +686,7 @@ int main(int argc, char **argv)
 {
 	const char *state = NULL, *config = NULL, *cluster = "bench";
 	const char *label = "run", *out = NULL;
-	long events = 10000, warmup = 300, rss_every = 0;
+	long events = 10000, warmup = 300, rss_every = 0, bytes = 4000;
 	unsigned long long id_base = 10000001, from = 0, to = 0;
 	bool floor = true, logs = true, ack = true, lean_glue = true;
 
@@ -659,6 +719,8 @@ int main(int argc, char **argv)
 			to = strtoull(v, NULL, 10);
 		else if (ARG("--out"))
 			out = v;
+		else if (ARG("--bytes"))
+			bytes = atol(v);
 		else if (strcmp(a, "--no-floor") == 0)
 			floor = false;
 		else if (strcmp(a, "--lean-glue") == 0)
@@ -679,6 +741,9 @@ int main(int argc, char **argv)
 		write_config(state, out);
 		return 0;
 	}
+	if (strcmp(argv[1], "append") == 0 && events > 0 && bytes >= 64 &&
+	    bytes <= 16000)
+		return append_bench(state, events, bytes);
 	if (strcmp(argv[1], "populate") == 0 && from >= 1 && to >= from &&
 	    to <= UINT32_MAX)
 		return populate(state, cluster, (uint32_t)from, (uint32_t)to,

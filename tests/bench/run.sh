@@ -181,6 +181,14 @@ for fs in $EVENT_FS; do
         ((k == CLI_RECORDS)) && run_cli "$fs" "$k" "$base"
         done_sizes+=("$k")
     done
+    # one job's log appended to 10000 times (docs/architecture.md, "The
+    # ledger": folded within its 64 KiB cap); the line lands in the notes
+    for b in 4000 300; do
+        mkdir -m 755 "$base/append-$b"
+        a=$("$BIN" append --state "$base/append-$b" --events 10000 --bytes "$b" 2>&1) &&
+            note "$fs: event append cost: $a" || note "$fs: append bench failed: $a"
+        rm -rf --one-file-system "${base:?}/append-$b"
+    done
     log "$fs: removing the state dir"
     t0=$(date +%s.%N)
     rm -rf --one-file-system "${base:?}/state" "$base/floor"

@@ -14,6 +14,9 @@
  *                                           job array (user erin), in STATE:
  *                                           running, restoring, exhausted
  *                                           or ended
+ *   mkledger CONFIG CLUSTER requeued JOB    200 self-requeued attempts with
+ *                                           1 KB checkpoint paths (a folded
+ *                                           event log), one failure, a grant
  *
  * Times given to the lifecycle start at T0 so that run times are exact.
  * Exits 0, or 1 with a message when the core does not do what the
@@ -187,6 +190,34 @@ static void inprogress(uint32_t id)
 	report(id, 0, RB_PHASE_FRESH, "");
 }
 
+/* A job that requeues itself: 200 attempts, each handed a distinct 1 KB
+ * checkpoint path, every one preempted but attempt 10 (exit 1: a failure)
+ * and the last (still running); an admin grants 2 at attempt 50. Its log
+ * crosses the 64 KiB cap a few times (docs/architecture.md, "The ledger"). */
+static void requeued(uint32_t id)
+{
+	char ck[1100], pad[1001];
+	rb_err err;
+
+	memset(pad, 'x', 1000);
+	pad[1000] = '\0';
+	for (int64_t n = 0; n < 200; n++) {
+		snprintf(ck, sizeof(ck), "/home/erin/run/ckpt/%s-%03lld", pad,
+			 (long long)n);
+		if (start(id, n, "erin", 1005, "main", T0 + n * 1000) !=
+		    RB_DECISION_RUN)
+			die("a requeued attempt was refused", NULL);
+		report(id, n, n ? RB_PHASE_RUNNING : RB_PHASE_FRESH, n ? ck : "");
+		if (n == 50 &&
+		    rb_lifecycle_grant(cfg, cluster, id, 2, "admin", &err) < 0)
+			die("grant", &err);
+		if (n == 10)
+			epilog(id, n, 1, T0 + n * 1000 + 60);
+		else if (n < 199)
+			epilog(id, n + 1, 0, T0 + n * 1000 + 600);
+	}
+}
+
 /* Rewrite the record with `updated` (and `created`) DAYS days earlier:
  * rb_ledger_write always stamps the wall clock, so a test of gc needs
  * this. Same format, fresh checksum, atomic rename. */
@@ -240,6 +271,8 @@ int main(int argc, char **argv)
 		confirmed(id);
 	else if (!strcmp(argv[3], "inprogress"))
 		inprogress(id);
+	else if (!strcmp(argv[3], "requeued"))
+		requeued(id);
 	else if (!strcmp(argv[3], "age") && argc == 6)
 		age(id, strtol(argv[5], NULL, 10));
 	else if (!strcmp(argv[3], "task") && argc == 8) {

@@ -15,6 +15,7 @@
 
 #include "config.h"
 #include "engine.h"
+#include "ledger.h"
 #include "lifecycle.h"
 #include "record.h"
 
@@ -58,6 +59,54 @@ static void save_record(const char *dir, const char *name, const rb_record *r)
 	save(dir, "record", n2, 1, buf, (size_t)(ck - buf) + 1, NULL);
 	snprintf(n2, sizeof(n2), "%s-torn", name);
 	save(dir, "record", n2, 0, buf, (size_t)n / 2, NULL);
+}
+
+/* A log that was folded (the fuzz target's cap, 8 KiB: plugin/core/
+ * eventlog_fold.c): its summary line first, then the attempts kept; with
+ * an event to append that folds it again. Job 4243 of cfg's state_dir. */
+static void save_folded(const char *dir, const rb_config *cfg)
+{
+	static char log[1 << 16], tail[5000];
+	char p[4096];
+	rb_err err;
+	ssize_t n;
+	int fd;
+
+	rb_ledger_set_log_cap(8192);
+	for (int64_t a = 0; a < 40; a++) {
+		rb_job_info j = {
+			.cluster = "c1", .job_id = 4243, .attempt = a,
+			.uid = 1001, .gid = 1001, .user = "alice",
+			.partition = "p", .account = "a", .work_dir = "/w",
+			.checkpoint_dir = "ckpt", .now = 1700000000 + a * 100,
+		};
+		rb_start_result res;
+
+		snprintf(p, sizeof(p), "/w/ck dir/checkpoint-%lld", (long long)a);
+		if (rb_lifecycle_start(cfg, &j, &res, NULL, &err) < 0)
+			exit(1);
+		rb_lifecycle_report(cfg, "c1", 4243, a, RB_PHASE_RUNNING, p, &err);
+		rb_lifecycle_epilog(cfg, "c1", 4243, a + 1, 0, 0, "preempted",
+				    j.now + 50, &err);
+	}
+	rb_ledger_set_log_cap(0);
+	snprintf(p, sizeof(p), "%s/c1/243/4243.log", cfg->state_dir);
+	fd = open(p, O_RDONLY);
+	n = fd >= 0 ? read(fd, log, sizeof(log)) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0 || !strstr(log, " kind=folded ")) {
+		fprintf(stderr, "mkseeds: no folded log\n");
+		exit(1);
+	}
+	save(dir, "events", "folded-log", (unsigned char)log[0], log + 1,
+	     (size_t)n - 1, NULL);
+	/* an event big enough to cross the cap: the target folds again */
+	snprintf(tail, sizeof(tail), "\xffkind=report attempt=40 "
+		 "phase=RUNNING checkpoint=/w/ck%%20dir/checkpoint-40-");
+	memset(tail + strlen(tail), 'x', 4000);
+	save(dir, "events", "folded-log-append", (unsigned char)log[0],
+	     log + 1, (size_t)n - 1, tail);
 }
 
 int main(int argc, char **argv)
@@ -133,6 +182,7 @@ int main(int argc, char **argv)
 	}
 	if (fd >= 0)
 		close(fd);
+	save_folded(argv[1], cfg);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", state);
 	if (system(cmd) != 0)
 		return 1;

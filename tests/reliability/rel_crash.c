@@ -197,6 +197,10 @@ int main(void)
 	MUST(sh != MAP_FAILED, "mmap");
 	memset(sh, 0, sizeof(*sh));
 	srandom((unsigned)time(NULL) ^ (unsigned)getpid());
+	/* Every appended event is looked for below: no fold (the log's cap,
+	 * docs/architecture.md "The ledger") may summarize them. A fold's
+	 * own crash safety: tests/unit/test_eventlog.c. */
+	rb_ledger_set_log_cap((size_t)1 << 30);
 	MUST(rb_ledger_open(state, CLUSTER, RB_LEDGER_WRITE, &l, &err) == 0,
 	     "open: %s", err.msg);
 	snprintf(bucket, sizeof(bucket), "%s/%s/%03d", state, CLUSTER,
