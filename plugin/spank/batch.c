@@ -187,27 +187,33 @@ static void step_error(const rb_config *cfg, const char *what)
 
 /* Is rec another job's, one that had this id before (identity.h)? The
  * prolog starts a new record then; finding one here means it did not. */
-static bool record_is_another_jobs(spank_t sp, const rb_record *rec)
+/* The job's submission identity as the batch step sees it (identity.h),
+ * into buf (RB_SUBMISSION_MAX); NULL when it has none. */
+static const char *step_submission(spank_t sp, char *buf)
 {
 	char nonce[RB_SUBMISSION_MAX] = "", sluid[RB_SUBMISSION_MAX] = "";
-	char submission[RB_SUBMISSION_MAX];
-	const char *why = NULL;
-	uid_t uid;
 
-	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS)
-		return false;
 	if (spank_getenv(sp, "SLURM_SPANK_" RB_SUBMISSION_VAR, nonce,
 			 sizeof(nonce)) != ESPANK_SUCCESS)
 		nonce[0] = '\0';
 	if (spank_getenv(sp, "SLURM_JOB_SLUID", sluid, sizeof(sluid)) !=
 	    ESPANK_SUCCESS)
 		sluid[0] = '\0';
+	return rb_submission_of(nonce, sluid, buf, RB_SUBMISSION_MAX);
+}
+
+static bool record_is_another_jobs(spank_t sp, const rb_record *rec)
+{
+	char submission[RB_SUBMISSION_MAX];
+	const char *why = NULL;
+	uid_t uid;
+
+	if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS)
+		return false;
 	/* no attempt number here (user_init cannot see it): uid and
 	 * submission only */
 	if (!rb_record_names_another_job(rec, (uint32_t)uid,
-					 rb_submission_of(nonce, sluid,
-							  submission,
-							  sizeof(submission)),
+					 step_submission(sp, submission),
 					 INT64_MAX, &why))
 		return false;
 	rb_log(RB_LOG_ERROR, "job %u: the ledger's record is of another job with this id (uid %u; evidence: %s)",
@@ -299,7 +305,6 @@ static void choose_checkpoint(const rb_config *cfg, const rb_record *rec,
  * "Names"). The work dir is not in the step's view: "" (unknown). */
 static void record_of_step(spank_t sp, rb_record *rec)
 {
-	char nonce[RB_SUBMISSION_MAX] = "", sluid[RB_SUBMISSION_MAX] = "";
 	static const struct {
 		const char *var;
 		size_t off;
@@ -325,14 +330,7 @@ static void record_of_step(spank_t sp, rb_record *rec)
 		if (spank_getenv(sp, names[i].var, (char *)rec + names[i].off,
 				 RB_NAME_MAX) != ESPANK_SUCCESS)
 			((char *)rec + names[i].off)[0] = '\0';
-	if (spank_getenv(sp, "SLURM_SPANK_" RB_SUBMISSION_VAR, nonce,
-			 sizeof(nonce)) != ESPANK_SUCCESS)
-		nonce[0] = '\0';
-	if (spank_getenv(sp, "SLURM_JOB_SLUID", sluid, sizeof(sluid)) !=
-	    ESPANK_SUCCESS)
-		sluid[0] = '\0';
-	rb_submission_of(nonce, sluid, rec->submission,
-			 sizeof(rec->submission));
+	step_submission(sp, rec->submission);
 	rec->budget.cur.end = RB_END_COMPLETED; /* catch_up_start: a new one */
 }
 
