@@ -304,10 +304,6 @@ int cli_cmd_check_config(cli_ctx *ctx, const char *file);
 int cli_cmd_grant(cli_ctx *ctx, const rb_job_arg *ref, int failures);
 int cli_cmd_gc(cli_ctx *ctx, long long days, bool dry_run, bool force);
 
-/* Remove <state_dir>/<cluster>/ack, left by plugins before 2026-12, without
- * following anything in it (the core's ack_legacy.c removes it, cli_upgrade.c
- * words the outcome). 0 (gone or never there) or -1 (message printed). */
-int cli_remove_legacy_acks(const cli_ctx *ctx, bool dry_run);
 /* Prometheus text format on stdout, or atomically into output (cli_metrics.c). */
 int cli_cmd_metrics(cli_ctx *ctx, const char *output);
 

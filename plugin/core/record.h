@@ -18,17 +18,15 @@
 #include "diag.h"
 #include "engine.h"
 
-/* Version 2 (2026-12) added `submission`; version 1 records are read as
- * having none (docs/security.md, "Job identity"). */
+/* The format's version, on the record's first line: a record of any other
+ * version is refused (docs/security.md, "Record versions"). */
 #define RB_RECORD_VERSION 2
-#define RB_RECORD_VERSION_OLDEST 1
 #define RB_NAME_MAX 256
 /* A job's submission identity: printable, no spaces (rb_submission_ok). */
 #define RB_SUBMISSION_MAX 80
 /* Every string field at its longest, of bytes escaped to 3 each (five paths,
  * the fallback's bad list, the names): ~80 KiB; a record that could not be
- * written would leave its job untracked (docs/security.md, "Names"). Was
- * 64 KiB before 2026-12. */
+ * written would leave its job untracked (docs/security.md, "Names"). */
 #define RB_RECORD_TEXT_MAX (128L * 1024)
 
 /* Checkpoint fallback (docs/rule.md, "Checkpoint fallback"): at most
