@@ -76,9 +76,6 @@ int cli_load_config(cli_ctx *ctx);
  * CLI_EUSAGE for an invalid name (message printed). */
 int cli_choose_cluster(cli_ctx *ctx, const char *opt_cluster);
 
-/* Is the name usable as the ledger's cluster directory? */
-bool cli_valid_cluster(const char *name);
-
 /* Who runs us, for the grant's `by`: $SUDO_USER (when root), the login
  * name, the user name of the real uid, or "uid N". */
 void cli_invoking_user(char *buf, size_t len);

@@ -28,17 +28,16 @@
  * one this plugin wrote, and is refused. */
 #define NOTE_V2 "note=2"
 
-/* "<host>.<cluster>.<job>.<kind>"; -1 if a part could name another file. */
+/* "<host>.<cluster>.<job>.<kind>"; -1 if a part could name another file
+ * (the cluster: the ledger's own rule, rb_cluster_name_ok). */
 static int note_name(const char *host, const char *cluster, uint32_t job_id,
 		     const char *kind, char *buf, size_t len)
 {
-	const char *parts[] = { host, cluster };
 	int n;
 
-	for (size_t i = 0; i < 2; i++)
-		if (!parts[i][0] || parts[i][0] == '.' ||
-		    strchr(parts[i], '/') || strlen(parts[i]) >= RB_NAME_MAX)
-			return -1;
+	if (!host[0] || host[0] == '.' || strchr(host, '/') ||
+	    strlen(host) >= RB_NAME_MAX || !rb_cluster_name_ok(cluster))
+		return -1;
 	n = snprintf(buf, len, "%s.%s.%" PRIu32 ".%s", host, cluster, job_id,
 		     kind);
 	return n < 0 || (size_t)n >= len ? -1 : 0;

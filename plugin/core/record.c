@@ -127,6 +127,25 @@ _Static_assert(sizeof(rb_record) == 26088,
 
 /* ---- checksum and escaping ----------------------------------------------- */
 
+bool rb_cluster_name_ok(const char *s)
+{
+	size_t i;
+
+	if (!s || !s[0] || s[0] == '.')
+		return false;
+	for (i = 0; s[i]; i++) {
+		char c = s[i];
+
+		if (i >= RB_CLUSTER_NAME_MAX)
+			return false;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+		      c == '-'))
+			return false;
+	}
+	return true;
+}
+
 int rb_submission_ok(const char *s)
 {
 	size_t n = 0;

@@ -12,6 +12,7 @@
 #define RB_RECORD_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -98,6 +99,15 @@ int rb_record_parse(const char *text, size_t len, rb_record *rec, rb_err *err);
 ssize_t rb_kv_escape(const char *in, char *out, size_t outlen);
 /* Undo rb_kv_escape; -1 on a malformed escape or if it does not fit. */
 ssize_t rb_kv_unescape(const char *in, size_t inlen, char *out, size_t outlen);
+
+/* The one rule of a cluster's name, for the ledger (its directory under
+ * state_dir), the node note (part of its file name) and the CLI (--cluster,
+ * SLURM_CLUSTER_NAME, slurm.conf): 1 to RB_CLUSTER_NAME_MAX bytes of
+ * [A-Za-z0-9_.-], not starting with '.' (so never "." or ".."); messages
+ * say it with RB_CLUSTER_NAME_RULE. */
+#define RB_CLUSTER_NAME_MAX 63
+#define RB_CLUSTER_NAME_RULE "1 to 63 of [A-Za-z0-9_.-], not starting with '.'"
+bool rb_cluster_name_ok(const char *s);
 
 /* Is s a well-formed submission identity: 1..RB_SUBMISSION_MAX-1 bytes of
  * [A-Za-z0-9._:-]? It comes from the job (user-controlled). */

@@ -353,6 +353,10 @@ printf '# test\nSlurmctldHost=x\n  ClusterName = Alpha # ours\n' >"$T/slurm.conf
 run env SLURM_CONF="$T/slurm.conf" "$CLI" show 101
 expect "cluster from slurm.conf ClusterName (lower-cased)" 3 \
 	'2>no record on cluster alpha'
+printf 'ClusterName=cluster\nClusterName=beta\n' >"$T/slurm2.conf"
+run env SLURM_CONF="$T/slurm2.conf" "$CLI" show 101
+expect "two ClusterName lines: the last wins, as in Slurm" 3 \
+	'2>no record on cluster beta'
 run env SLURM_CONF="$T/slurm.conf" SLURM_CLUSTER_NAME=cluster "$CLI" show 101
 expect "\$SLURM_CLUSTER_NAME wins over slurm.conf" 0 '^job: +101$'
 run env SLURM_CLUSTER_NAME=alpha "$CLI" --cluster cluster show 102

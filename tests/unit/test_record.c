@@ -675,6 +675,33 @@ static void test_max_interruptions_at_its_default_is_refused(void **state)
 			    "bad value for cur.limits.max_interruptions: '-1' (an optional key is not written at its default)");
 }
 
+/* The one cluster-name rule (record.h), which the ledger, the node note
+ * and the CLI all apply: 1 to 63 of [A-Za-z0-9_.-], not starting with '.'. */
+static void cluster_name_is_1_to_63_of_alnum_underscore_dot_dash_not_dot_first(
+	void **state)
+{
+	char longest[RB_CLUSTER_NAME_MAX + 2];
+
+	(void)state;
+	assert_true(rb_cluster_name_ok("c1"));
+	assert_true(rb_cluster_name_ok("Big-Cluster_2.a"));
+	assert_true(rb_cluster_name_ok("a.."));
+	assert_false(rb_cluster_name_ok(NULL));
+	assert_false(rb_cluster_name_ok(""));
+	assert_false(rb_cluster_name_ok("."));
+	assert_false(rb_cluster_name_ok(".."));
+	assert_false(rb_cluster_name_ok(".hidden"));
+	assert_false(rb_cluster_name_ok("a/b"));
+	assert_false(rb_cluster_name_ok("a b"));
+	assert_false(rb_cluster_name_ok("a\nb"));
+	assert_false(rb_cluster_name_ok("caf\xc3\xa9"));
+	memset(longest, 'a', sizeof(longest) - 1);
+	longest[sizeof(longest) - 1] = '\0';
+	assert_false(rb_cluster_name_ok(longest)); /* 64 bytes */
+	longest[RB_CLUSTER_NAME_MAX] = '\0';
+	assert_true(rb_cluster_name_ok(longest)); /* 63 bytes */
+}
+
 static void submission_identity_is_checked(void **state)
 {
 	char longest[RB_SUBMISSION_MAX + 1];
@@ -989,6 +1016,7 @@ int main(void)
 		cmocka_unit_test(array_task_ids_are_optional_fields),
 		cmocka_unit_test(job_addr_names_one_task_of_an_array),
 		cmocka_unit_test(submission_identity_is_checked),
+		cmocka_unit_test(cluster_name_is_1_to_63_of_alnum_underscore_dot_dash_not_dot_first),
 		cmocka_unit_test(text_that_is_not_a_record_is_refused),
 		cmocka_unit_test(missing_key_is_refused),
 		cmocka_unit_test(duplicate_key_is_refused),
