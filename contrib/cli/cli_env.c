@@ -65,29 +65,23 @@ int cli_load_config(cli_ctx *ctx)
 	return CLI_OK;
 }
 
-/* ClusterName from slurm.conf, read as the plugin reads slurm.conf (the
- * last line wins, as in Slurm; lower-cased, as SLURM_CLUSTER_NAME is):
- * 0 and the name, or -1 if the file or a usable line is missing. */
-static int slurm_conf_cluster(const char *path, char *out, size_t outlen)
-{
-	rb_err err;
-
-	return rb_slurmconf_cluster_name(path, out, outlen, &err) == 0 ? 0 : -1;
-}
-
 int cli_choose_cluster(cli_ctx *ctx, const char *opt_cluster)
 {
 	const char *name = opt_cluster;
 	const char *from = "--cluster";
 	const char *conf;
 	char safe[256];
+	rb_err err;
 
 	if (!name && (name = env_nonempty("SLURM_CLUSTER_NAME")))
 		from = "SLURM_CLUSTER_NAME";
 	if (!name) {
+		/* read as the plugin reads slurm.conf: the last line wins, as
+		 * in Slurm (slurmconf.h); a missing file is no name */
 		conf = env_nonempty("SLURM_CONF");
-		if (slurm_conf_cluster(conf ? conf : CLI_SLURM_CONF,
-				       ctx->cluster, sizeof(ctx->cluster)) == 0) {
+		if (rb_slurmconf_cluster_name(conf ? conf : CLI_SLURM_CONF,
+					      ctx->cluster, sizeof(ctx->cluster),
+					      &err) == 0) {
 			name = ctx->cluster;
 			from = conf ? conf : CLI_SLURM_CONF;
 		}
