@@ -29,7 +29,9 @@ PKG_CLI    := $(shell pkg-config --libs libconfig json-c 2>/dev/null || echo -lc
 PKG_TEST   := $(shell pkg-config --libs cmocka libconfig json-c 2>/dev/null || echo -lcmocka -lconfig -ljson-c)
 BASE_CFLAGS := -std=gnu11 -O2 -g -fPIC $(WARN) $(HARDEN) -MMD -MP \
                -Iplugin/core $(PKG_CFLAGS)
-HARDEN_LD   := -Wl,-z,relro,-z,now
+# -z noexecstack: the .so and the CLI never ask for an executable stack
+# (tests/unit/test_exports.c checks the .so's GNU_STACK)
+HARDEN_LD   := -Wl,-z,relro,-z,now,-z,noexecstack
 override CFLAGS_ALL  = $(BASE_CFLAGS) $(CPPFLAGS) $(CFLAGS)
 override LDFLAGS_ALL = $(HARDEN_LD) $(LDFLAGS)
 

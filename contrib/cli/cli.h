@@ -77,9 +77,6 @@ int cli_load_config(cli_ctx *ctx);
  * CLI_EUSAGE for an invalid name (message printed). */
 int cli_choose_cluster(cli_ctx *ctx, const char *opt_cluster);
 
-/* Is the name usable as the ledger's cluster directory? */
-bool cli_valid_cluster(const char *name);
-
 /* Who runs us, for the grant's `by`: $SUDO_USER (when root), the login
  * name, the user name of the real uid, or "uid N". */
 void cli_invoking_user(char *buf, size_t len);
@@ -315,10 +312,6 @@ int cli_cmd_check_config(cli_ctx *ctx, const char *file);
 int cli_cmd_grant(cli_ctx *ctx, const rb_job_arg *ref, int failures);
 int cli_cmd_gc(cli_ctx *ctx, long long days, bool dry_run, bool force);
 
-/* Remove <state_dir>/<cluster>/ack, left by plugins before 2026-12, without
- * following anything in it (the core's ack_legacy.c removes it, cli_upgrade.c
- * words the outcome). 0 (gone or never there) or -1 (message printed). */
-int cli_remove_legacy_acks(const cli_ctx *ctx, bool dry_run);
 /* Prometheus text format on stdout, or atomically into output (cli_metrics.c). */
 int cli_cmd_metrics(cli_ctx *ctx, const char *output);
 

@@ -2,9 +2,7 @@
  * cli_admin.c - the root-only commands: `grant` and `gc`.
  *
  * Both change the ledger, so both go through the core's locked paths
- * (rb_lifecycle_grant; rb_ledger_lock + rb_ledger_remove). gc also removes
- * what plugins before 2026-12 left in state_dir (the core's ack_legacy.c;
- * cli_upgrade.c words it).
+ * (rb_lifecycle_grant; rb_ledger_lock + rb_ledger_remove).
  */
 #include "cli.h"
 
@@ -232,8 +230,6 @@ int cli_cmd_gc(cli_ctx *ctx, long long days, bool dry_run, bool force)
 	}
 	rb_ledger_close(st.ledger);
 	free(st.rec);
-	if (r == 0 && cli_remove_legacy_acks(ctx, dry_run) < 0)
-		st.failed++;
 	printf("gc: %s %zu of %zu record%s not updated for %lld day%s",
 	       dry_run ? "would remove" : "removed", st.removed, st.seen,
 	       st.seen == 1 ? "" : "s", days, days == 1 ? "" : "s");

@@ -4,7 +4,6 @@
  */
 #include "cli.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -12,15 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "lifecycle.h"
-
-/* slurm.conf is read only for one line; a bigger file is not ours to parse
- * entirely (ClusterName sits near the top in every real one). */
-#define SLURM_CONF_SCAN_MAX (1024L * 1024)
+#include "slurmconf.h"
 
 static const char *env_nonempty(const char *name)
 {
@@ -70,83 +65,23 @@ int cli_load_config(cli_ctx *ctx)
 	return CLI_OK;
 }
 
-bool cli_valid_cluster(const char *s)
-{
-	size_t i;
-
-	if (!s || !s[0] || s[0] == '.')
-		return false;
-	for (i = 0; s[i]; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (i >= 63 || !(isalnum(c) || c == '_' || c == '.' || c == '-'))
-			return false;
-	}
-	return true;
-}
-
-/*
- * ClusterName from slurm.conf: "ClusterName=NAME" (key case-insensitive,
- * blanks around '=' tolerated, '#' starts a comment). Slurm maps the name
- * to lower case, and so does SLURM_CLUSTER_NAME, which keys the ledger.
- * Returns 0 and the name, or -1 if the file or the line is missing.
- */
-static int slurm_conf_cluster(const char *path, char *out, size_t outlen)
-{
-	static const char key[] = "clustername";
-	char line[1024];
-	size_t total = 0;
-	FILE *f;
-	int rc = -1;
-
-	f = fopen(path, "re");
-	if (!f)
-		return -1;
-	while (rc < 0 && total < SLURM_CONF_SCAN_MAX &&
-	       fgets(line, sizeof(line), f)) {
-		char *p = line, *v;
-		size_t n = 0;
-
-		total += strlen(line);
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (strncasecmp(p, key, sizeof(key) - 1) != 0)
-			continue;
-		p += sizeof(key) - 1;
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (*p != '=')
-			continue;
-		p++;
-		while (*p == ' ' || *p == '\t')
-			p++;
-		v = p;
-		while (v[n] && !isspace((unsigned char)v[n]) && v[n] != '#')
-			n++;
-		if (n == 0 || n >= outlen)
-			continue;
-		for (size_t i = 0; i < n; i++)
-			out[i] = (char)tolower((unsigned char)v[i]);
-		out[n] = '\0';
-		rc = 0;
-	}
-	fclose(f);
-	return rc;
-}
-
 int cli_choose_cluster(cli_ctx *ctx, const char *opt_cluster)
 {
 	const char *name = opt_cluster;
 	const char *from = "--cluster";
 	const char *conf;
 	char safe[256];
+	rb_err err;
 
 	if (!name && (name = env_nonempty("SLURM_CLUSTER_NAME")))
 		from = "SLURM_CLUSTER_NAME";
 	if (!name) {
+		/* read as the plugin reads slurm.conf: the last line wins, as
+		 * in Slurm (slurmconf.h); a missing file is no name */
 		conf = env_nonempty("SLURM_CONF");
-		if (slurm_conf_cluster(conf ? conf : CLI_SLURM_CONF,
-				       ctx->cluster, sizeof(ctx->cluster)) == 0) {
+		if (rb_slurmconf_cluster_name(conf ? conf : CLI_SLURM_CONF,
+					      ctx->cluster, sizeof(ctx->cluster),
+					      &err) == 0) {
 			name = ctx->cluster;
 			from = conf ? conf : CLI_SLURM_CONF;
 		}
@@ -155,9 +90,9 @@ int cli_choose_cluster(cli_ctx *ctx, const char *opt_cluster)
 		name = CLI_DEFAULT_CLUSTER;
 		from = "the default";
 	}
-	if (!cli_valid_cluster(name)) {
-		cli_error("invalid cluster name '%s' (from %s): expected 1 to 63 "
-			  "of [A-Za-z0-9_.-], not starting with '.'",
+	if (!rb_cluster_name_ok(name)) {
+		cli_error("invalid cluster name '%s' (from %s): expected "
+			  RB_CLUSTER_NAME_RULE,
 			  cli_safe(name, safe, sizeof(safe)), from);
 		return CLI_EUSAGE;
 	}

@@ -115,7 +115,7 @@ static int on_job(uint32_t job_id, void *vctx)
 }
 
 /* A label value: backslash, double quote and newline escaped, as the text
- * format wants. (Cluster names are checked by cli_valid_cluster already.) */
+ * format wants. (Cluster names are checked by rb_cluster_name_ok already.) */
 static void put_label_value(FILE *f, const char *s)
 {
 	for (; *s; s++) {

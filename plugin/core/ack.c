@@ -3,7 +3,6 @@
  * user (see ack.h and docs/security.md, "The acknowledgement").
  */
 #include "ack.h"
-#include "ack_legacy.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -84,7 +83,7 @@ int rb_ack_seen(const char *path, uint32_t uid, uint32_t gid,
  * epilogs wait for at most RB_LEDGER_LOCK_WAIT_MS (longer than
  * RB_ACK_CHECK_MS).
  */
-static bool ack_file_seen(const rb_record *rec)
+bool rb_ack_confirms(const rb_record *rec)
 {
 	char path[RB_PATH_MAX + 128];
 	rb_err err;
@@ -100,11 +99,4 @@ static bool ack_file_seen(const rb_record *rec)
 		rb_log(RB_LOG_WARNING, "job %u: %s; the attempt counts as not acknowledged",
 		       rec->job_id, err.msg);
 	return rc == 1;
-}
-
-bool rb_ack_confirms(const char *state_dir, const rb_record *rec)
-{
-	return ack_file_seen(rec) ||
-	       rb_ack_legacy_seen(state_dir, rec->cluster, rec->job_id,
-				  rec->uid, rec->budget.cur.attempt);
 }

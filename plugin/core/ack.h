@@ -52,11 +52,10 @@ int rb_ack_seen(const char *path, uint32_t uid, uint32_t gid,
 /*
  * Does the job's acknowledgement confirm the record's current attempt?
  * Its file in the job's own space (rb_ack_path, looked for with
- * rb_ack_seen as the job's user), or, for an attempt that started under a
- * plugin before 2026-12, its entry in the old tree under state_dir
- * (ack_legacy.h). Not being able to tell is not an acknowledgement (a
- * warning is logged). The one "acknowledged?" check: every caller uses it.
+ * rb_ack_seen as the job's user). Not being able to tell is not an
+ * acknowledgement (a warning is logged). The one "acknowledged?" check:
+ * every caller uses it.
  */
-bool rb_ack_confirms(const char *state_dir, const rb_record *rec);
+bool rb_ack_confirms(const rb_record *rec);
 
 #endif

@@ -290,9 +290,9 @@ int rb_ledger_read_locked(rb_job *j, rb_record *rec, rb_err *err)
 						rec, err));
 }
 
-/* The event log is made (under the lock) before the job's group is known,
- * and logs from before 2026-12 are 0644: give it the record's group and
- * mode. A failure only leaves it root's: logged, nothing lost. */
+/* The event log is made (under the lock) before the job's group is known:
+ * give it the record's group and mode. A failure only leaves it root's:
+ * logged, nothing lost. */
 static void share_log(rb_job *j, uint32_t gid)
 {
 	struct stat st;

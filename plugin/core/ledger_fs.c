@@ -24,36 +24,16 @@
 
 /* ---- names --------------------------------------------------------------- */
 
-static bool valid_cluster(const char *s)
-{
-	size_t i;
-
-	if (!s || !s[0] || s[0] == '.')
-		return false;
-	for (i = 0; s[i]; i++) {
-		char c = s[i];
-
-		if (i >= CLUSTER_MAX)
-			return false;
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-		      c == '-'))
-			return false;
-	}
-	return true;
-}
-
 int lg_check_cluster(const char *cluster, rb_err *err)
 {
 	char shown[CLUSTER_MAX * 3 + 1];
 
-	if (valid_cluster(cluster))
+	if (rb_cluster_name_ok(cluster))
 		return 0;
 	if (!cluster || rb_kv_escape(cluster, shown, sizeof(shown)) < 0)
 		rb_strlcpy(shown, "(too long)", sizeof(shown));
-	return rb_err_set(err, "invalid cluster name '%s': expected 1 to %d of "
-			  "[A-Za-z0-9_.-], not starting with '.'", shown,
-			  CLUSTER_MAX);
+	return rb_err_set(err, "invalid cluster name '%s': expected "
+			  RB_CLUSTER_NAME_RULE, shown);
 }
 
 /* Slurm never hands out job id 0; seeing it means a caller bug. */

@@ -15,7 +15,7 @@
 
 #include "ledger.h"
 
-#define CLUSTER_MAX 63
+#define CLUSTER_MAX RB_CLUSTER_NAME_MAX
 #define NAME_BUF 64
 /* A path for messages: l->path (< RB_PATH_MAX) + "/NNN/" + a file name. */
 #define PATH_BUF (RB_PATH_MAX + 2 * NAME_BUF)

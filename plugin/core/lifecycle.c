@@ -234,15 +234,14 @@ static int reset_reused(locked_record *lr, const rb_job_info *job,
 /* The job's acknowledgement of a restoring attempt counts when its epilog
  * records the end, and at the next prolog if no epilog ever ran (the node
  * died): an attempt whose end is on record was already looked at. */
-static void confirm_by_ack(const rb_config *cfg, locked_record *lr,
-			   event_line *e)
+static void confirm_by_ack(locked_record *lr, event_line *e)
 {
 	rb_attempt *cur = &lr->rec.budget.cur;
 
 	if (cur->attempt < 0 || cur->phase != RB_PHASE_RESTORING ||
 	    cur->confirmed != RB_CONFIRM_NONE || cur->end != RB_END_NONE)
 		return;
-	if (rb_ack_confirms(cfg->state_dir, &lr->rec) &&
+	if (rb_ack_confirms(&lr->rec) &&
 	    rb_engine_confirm(&lr->rec.budget, cur->attempt, RB_CONFIRM_ACK))
 		ev_raw(e, "confirmed_previous", "ack");
 }
@@ -335,7 +334,7 @@ int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
 
 	ev_raw(&e, "kind", "start");
 	ev_int(&e, "attempt", job->attempt);
-	confirm_by_ack(cfg, &lr, &e);
+	confirm_by_ack(&lr, &e);
 	fill_job_fields(&lr.rec, job);
 	rb_fallback_before_start(&lr.rec, &prev);
 	out->decision = rb_engine_start_ruled(b, job->attempt, &out->limits,
@@ -471,7 +470,7 @@ int rb_lifecycle_epilog_fn(const rb_config *cfg, const char *cluster,
 	ev_raw(&e, "kind", "end");
 	ev_int(&e, "attempt", attempt);
 	if (lr.found)
-		confirm_by_ack(cfg, &lr, &e);
+		confirm_by_ack(&lr, &e);
 	/* another node's epilog already recorded it, or a stale call */
 	if (!lr.found || !rb_engine_end(&lr.rec.budget, attempt, end, code, now))
 		goto out;
@@ -552,35 +551,6 @@ out:
 	return rc;
 }
 
-/* rb_lifecycle_read's checks as they were written before the fast path,
- * run only when that path failed: the same message for an unusable
- * state_dir, and "no record" when <state_dir>/<cluster> does not exist
- * (even for a name the ledger would refuse). err holds the ledger's
- * message, kept when none of these apply. */
-static int read_slow_path(const rb_config *cfg, const char *cluster,
-			  rb_record *rec, rb_err *err)
-{
-	char path[RB_PATH_MAX];
-	struct stat st;
-
-	if (lstat(cfg->state_dir, &st) < 0)
-		return rb_err_set(err, "state_dir %s: %s", cfg->state_dir,
-				  strerror(errno));
-	if (rb_ledger_check_state_dir(&st) != RB_STATE_DIR_OK)
-		return rb_err_set(err, "state_dir %s is owned by uid %u with "
-				  "mode %04o; it must be a directory owned by "
-				  "root and not writable by group or others",
-				  cfg->state_dir, (unsigned)st.st_uid,
-				  (unsigned)(st.st_mode & 07777));
-	snprintf(path, sizeof(path), "%s/%s", cfg->state_dir,
-		 cluster ? cluster : "");
-	if (lstat(path, &st) < 0 && errno == ENOENT) {
-		rb_record_init(rec);
-		return 1;
-	}
-	return -1;
-}
-
 int rb_lifecycle_read(const rb_config *cfg, const char *cluster,
 		      uint32_t job_id, rb_record *rec, rb_err *err)
 {
@@ -588,14 +558,13 @@ int rb_lifecycle_read(const rb_config *cfg, const char *cluster,
 	int rc;
 
 	/* One open of state_dir (O_NOFOLLOW, owned by root, not writable by
-	 * group or others: the same demands as the lstat checks below) and
-	 * of <state_dir>/<cluster>. No job of this cluster was ever recorded
-	 * (no such directory): not an error. An unusable state_dir is one,
-	 * even before any job of this cluster was recorded (the caller's
-	 * on_error needs the reason): read_slow_path words it. */
+	 * group or others) and of <state_dir>/<cluster>. No job of this
+	 * cluster was ever recorded (no such directory): not an error. An
+	 * unusable state_dir is one, even before any job of this cluster was
+	 * recorded (the caller's on_error needs the ledger's reason). */
 	rc = rb_ledger_open_read(cfg->state_dir, cluster, &l, err);
 	if (rc < 0)
-		return read_slow_path(cfg, cluster, rec, err);
+		return -1;
 	if (rc == 1) {
 		rb_record_init(rec);
 		return 1;

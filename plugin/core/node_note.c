@@ -24,21 +24,20 @@
  * three numbers and the keys fit. */
 #define NOTE_MAX (3 * (RB_PATH_MAX + 3 * RB_NAME_MAX) + RB_SUBMISSION_MAX + 512)
 #define NOTE_NAME_MAX (2 * RB_NAME_MAX + 32)
-/* The first line of a note whose values are escaped; a note without it
- * (written by a prolog of before 2026-12) holds them raw. */
+/* The first line of a note (its values escaped): a note without it is not
+ * one this plugin wrote, and is refused. */
 #define NOTE_V2 "note=2"
 
-/* "<host>.<cluster>.<job>.<kind>"; -1 if a part could name another file. */
+/* "<host>.<cluster>.<job>.<kind>"; -1 if a part could name another file
+ * (the cluster: the ledger's own rule, rb_cluster_name_ok). */
 static int note_name(const char *host, const char *cluster, uint32_t job_id,
 		     const char *kind, char *buf, size_t len)
 {
-	const char *parts[] = { host, cluster };
 	int n;
 
-	for (size_t i = 0; i < 2; i++)
-		if (!parts[i][0] || parts[i][0] == '.' ||
-		    strchr(parts[i], '/') || strlen(parts[i]) >= RB_NAME_MAX)
-			return -1;
+	if (!host[0] || host[0] == '.' || strchr(host, '/') ||
+	    strlen(host) >= RB_NAME_MAX || !rb_cluster_name_ok(cluster))
+		return -1;
 	n = snprintf(buf, len, "%s.%s.%" PRIu32 ".%s", host, cluster, job_id,
 		     kind);
 	return n < 0 || (size_t)n >= len ? -1 : 0;
@@ -255,19 +254,17 @@ static int parse_number(const char *v, int64_t max, int64_t *out)
 	return 0;
 }
 
-/* A value into its field: unescaped (a note of this version) or as it is
- * (an older prolog's); -1 if it does not fit or is not well formed. */
-static int store(const note_field *f, const char *v, bool escaped)
+/* A value into its field, unescaped; -1 if it does not fit or is not well
+ * formed. */
+static int store(const note_field *f, const char *v)
 {
-	if (!escaped)
-		return rb_strlcpy(f->dst, v, f->len);
 	return rb_kv_unescape(v, strlen(v), f->dst, f->len) < 0 ? -1 : 0;
 }
 
 /* key=value into the matching field; -1 for an unknown key or a value
  * that does not fit. */
 static int parse_line(char *line, rb_note_job *out, const note_field *f,
-		      size_t nf, bool escaped)
+		      size_t nf)
 {
 	char *eq = strchr(line, '=');
 	int64_t n;
@@ -277,7 +274,7 @@ static int parse_line(char *line, rb_note_job *out, const note_field *f,
 	*eq++ = '\0';
 	for (size_t i = 0; i < nf; i++)
 		if (strcmp(line, f[i].key) == 0)
-			return store(&f[i], eq, escaped);
+			return store(&f[i], eq);
 	if (parse_number(eq, strcmp(line, "attempt") == 0 ? INT32_MAX :
 			 UINT32_MAX, &n) < 0)
 		return -1;
@@ -302,14 +299,14 @@ static int parse_note(char *text, rb_note_job *out)
 		{ "submission", out->submission, sizeof(out->submission) },
 	};
 	size_t v2 = strlen(NOTE_V2 "\n");
-	bool escaped = strncmp(text, NOTE_V2 "\n", v2) == 0;
 	char *save = NULL;
 
+	if (strncmp(text, NOTE_V2 "\n", v2) != 0)
+		return -1;
 	out->job.attempt = -1;
-	for (char *l = strtok_r(text + (escaped ? v2 : 0), "\n", &save); l;
+	for (char *l = strtok_r(text + v2, "\n", &save); l;
 	     l = strtok_r(NULL, "\n", &save))
-		if (parse_line(l, out, f, sizeof(f) / sizeof(f[0]),
-			       escaped) < 0)
+		if (parse_line(l, out, f, sizeof(f) / sizeof(f[0])) < 0)
 			return -1;
 	return out->job.attempt < 0 ? -1 : 0;
 }

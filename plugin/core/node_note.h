@@ -37,8 +37,8 @@ typedef enum {
 	RB_NOTE_NONE,    /* no note: no tracked prolog ran here; nothing to do */
 	RB_NOTE_NOTED,   /* a prolog's note nobody claimed: not the batch host */
 	RB_NOTE_CLAIMED, /* the batch step claimed it: the batch host */
-	RB_NOTE_UNKNOWN  /* no run_dir: this node never ran a prolog that
-			  * notes (just upgraded); the ledger must decide */
+	RB_NOTE_UNKNOWN  /* no run_dir, or one not root's alone: no prolog
+			  * could note the job here; the ledger must decide */
 } rb_note_state;
 
 /* value into out (size bytes): as it is if it fits, else replaced by

@@ -1,7 +1,7 @@
 /*
  * record.c - one job's ledger record as text (see record.h).
  *
- *   restore_budget-record 1
+ *   restore_budget-record 2
  *   cluster=c1
  *   job_id=42
  *   ...                       one key=value line per field, fixed order
@@ -30,7 +30,6 @@
 #define I64(k, m, lo) FIELD(k, F_I64, m, .min = (lo), .max = INT64_MAX)
 #define TYPED(k, m, t) FIELD(k, t, m, .size = 0)
 #define OPT(k, t, m) FIELD(k, t, m, .size = MEMBER_SIZE(m), .min = 0, .max = INT64_MAX, .optional = true)
-#define STR_SINCE(k, m, v) FIELD(k, F_STR, m, .size = MEMBER_SIZE(m), .since = (v))
 #define OPT_INT(k, m, lo, d) FIELD(k, F_INT, m, .min = (lo), .max = INT_MAX, .optional = true, .dflt = (d))
 
 /*
@@ -49,7 +48,7 @@ const field rec_fields[REC_N_FIELDS] = {
 	STR("account", account),
 	STR("work_dir", work_dir),
 	STR("checkpoint_dir", checkpoint_dir),
-	STR_SINCE("submission", submission, 2),
+	STR("submission", submission),
 	I64("created", created, 0),
 	I64("updated", updated, 0),
 	U64("seq", seq),
@@ -127,6 +126,25 @@ _Static_assert(sizeof(rb_record) == 26088,
 #endif
 
 /* ---- checksum and escaping ----------------------------------------------- */
+
+bool rb_cluster_name_ok(const char *s)
+{
+	size_t i;
+
+	if (!s || !s[0] || s[0] == '.')
+		return false;
+	for (i = 0; s[i]; i++) {
+		char c = s[i];
+
+		if (i >= RB_CLUSTER_NAME_MAX)
+			return false;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '.' ||
+		      c == '-'))
+			return false;
+	}
+	return true;
+}
 
 int rb_submission_ok(const char *s)
 {

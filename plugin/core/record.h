@@ -12,23 +12,22 @@
 #define RB_RECORD_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "diag.h"
 #include "engine.h"
 
-/* Version 2 (2026-12) added `submission`; version 1 records are read as
- * having none (docs/security.md, "Job identity"). */
+/* The format's version, on the record's first line: a record of any other
+ * version is refused (docs/security.md, "Record versions"). */
 #define RB_RECORD_VERSION 2
-#define RB_RECORD_VERSION_OLDEST 1
 #define RB_NAME_MAX 256
 /* A job's submission identity: printable, no spaces (rb_submission_ok). */
 #define RB_SUBMISSION_MAX 80
 /* Every string field at its longest, of bytes escaped to 3 each (five paths,
  * the fallback's bad list, the names): ~80 KiB; a record that could not be
- * written would leave its job untracked (docs/security.md, "Names"). Was
- * 64 KiB before 2026-12. */
+ * written would leave its job untracked (docs/security.md, "Names"). */
 #define RB_RECORD_TEXT_MAX (128L * 1024)
 
 /* Checkpoint fallback (docs/rule.md, "Checkpoint fallback"): at most
@@ -100,6 +99,15 @@ int rb_record_parse(const char *text, size_t len, rb_record *rec, rb_err *err);
 ssize_t rb_kv_escape(const char *in, char *out, size_t outlen);
 /* Undo rb_kv_escape; -1 on a malformed escape or if it does not fit. */
 ssize_t rb_kv_unescape(const char *in, size_t inlen, char *out, size_t outlen);
+
+/* The one rule of a cluster's name, for the ledger (its directory under
+ * state_dir), the node note (part of its file name) and the CLI (--cluster,
+ * SLURM_CLUSTER_NAME, slurm.conf): 1 to RB_CLUSTER_NAME_MAX bytes of
+ * [A-Za-z0-9_.-], not starting with '.' (so never "." or ".."); messages
+ * say it with RB_CLUSTER_NAME_RULE. */
+#define RB_CLUSTER_NAME_MAX 63
+#define RB_CLUSTER_NAME_RULE "1 to 63 of [A-Za-z0-9_.-], not starting with '.'"
+bool rb_cluster_name_ok(const char *s);
 
 /* Is s a well-formed submission identity: 1..RB_SUBMISSION_MAX-1 bytes of
  * [A-Za-z0-9._:-]? It comes from the job (user-controlled). */

@@ -38,7 +38,6 @@ typedef struct {
 	int64_t min;   /* F_INT, F_I64: accepted range */
 	int64_t max;
 	field_type type;
-	int since;     /* the record version that added it; 0 = the first */
 	bool optional; /* written only when not at its default; absent reads
 			* as that */
 	int64_t dflt;  /* F_INT, F_I64 optional: the default (else 0) */

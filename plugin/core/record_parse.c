@@ -258,7 +258,6 @@ static const field *find_field(const char *key, size_t n, size_t hint,
 
 /* What parse_fields has seen so far. */
 typedef struct {
-	int version;
 	unsigned lineno;   /* from 2: line 1 is the version */
 	uint64_t seen;     /* bit i: rec_fields[i] had its line */
 	size_t hint;       /* the field expected next (find_field) */
@@ -279,8 +278,7 @@ static int bad_value(const field *f, unsigned lineno, const char *v,
 			  f->key, q, f->min, f->max);
 }
 
-/* The field of the line text[p, e) into *f: known, of this version, not
- * seen yet (then marked seen). *idx: its index, *eq: the offset of its
+/* The field of the line text[p, e) into *f: known, not seen yet (then marked seen). *idx: its index, *eq: the offset of its
  * '='. 0, or -1 with err. */
 static int line_field(const char *text, size_t p, size_t e, line_walk *w,
 		      const field **f, size_t *idx, size_t *eq, rb_err *err)
@@ -298,9 +296,6 @@ static int line_field(const char *text, size_t p, size_t e, line_walk *w,
 	if (!*f)
 		return rb_err_set(err, "line %u: unknown key '%s'", w->lineno,
 				  show(text + p, *eq - p, q, sizeof(q)));
-	if ((*f)->since > w->version)
-		return rb_err_set(err, "line %u: key '%s' is not part of record "
-				  "version %d", w->lineno, (*f)->key, w->version);
 	if (w->seen & (1ULL << *idx))
 		return rb_err_set(err, "line %u: duplicate key '%s'", w->lineno,
 				  (*f)->key);
@@ -309,9 +304,8 @@ static int line_field(const char *text, size_t p, size_t e, line_walk *w,
 	return 0;
 }
 
-/* Every field has had its line, or was added after w->version or is
- * optional (then it is read as empty, or as its dflt). 0, or -1 naming the
- * first one missing. */
+/* Every field has had its line, or is optional (then it is read as empty,
+ * or as its dflt). 0, or -1 naming the first one missing. */
 static int check_all_seen(const line_walk *w, value *vals, rb_err *err)
 {
 	size_t i;
@@ -319,8 +313,7 @@ static int check_all_seen(const line_walk *w, value *vals, rb_err *err)
 	for (i = 0; i < REC_N_FIELDS; i++) {
 		if (w->seen & (1ULL << i))
 			continue;
-		if (rec_fields[i].since > w->version ||
-		    rec_fields[i].optional) {
+		if (rec_fields[i].optional) {
 			memset(&vals[i], 0, sizeof(vals[i]));
 			vals[i].text = "";
 			vals[i].v.i = rec_fields[i].dflt;
@@ -351,9 +344,9 @@ static bool optional_at_default(const field *f, const char *v, size_t n,
 /* Check the key=value lines in text[start, end), numbered from line 2, into
  * vals[] (one per field). */
 static int parse_fields(const char *text, size_t start, size_t end,
-			int version, value *vals, rb_err *err)
+			value *vals, rb_err *err)
 {
-	line_walk w = { .version = version, .lineno = 2 };
+	line_walk w = { .lineno = 2 };
 	size_t p = start;
 
 	while (p < end) {
@@ -377,12 +370,11 @@ static int parse_fields(const char *text, size_t start, size_t end,
 	return check_all_seen(&w, vals, err);
 }
 
-/* Check the first line; returns the offset just after it (its version in
- * *version), or -1. Versions RB_RECORD_VERSION_OLDEST..RB_RECORD_VERSION
- * are read; a newer one (a node still on an older plugin during a rolling
- * upgrade) is refused with both numbers, and on_error decides. */
-static ssize_t parse_version(const char *text, size_t len, int *version,
-			     rb_err *err)
+/* Check the first line; returns the offset just after it, or -1. Only
+ * RB_RECORD_VERSION is read; any other (a newer one: a node still on an
+ * older plugin during a rolling upgrade) is refused with both numbers, and
+ * on_error decides (docs/security.md, "Record versions"). */
+static ssize_t parse_version(const char *text, size_t len, rb_err *err)
 {
 	const size_t plen = sizeof(VERSION_PREFIX) - 1;
 	const char *nl = memchr(text, '\n', len);
@@ -399,12 +391,12 @@ static ssize_t parse_version(const char *text, size_t len, int *version,
 	if (parse_u64(text + plen, l1 - plen, &v) < 0)
 		return rb_err_set(err, "bad version line (expected '"
 				  VERSION_PREFIX "%d')", RB_RECORD_VERSION);
-	if (v < RB_RECORD_VERSION_OLDEST || v > RB_RECORD_VERSION)
+	if (v != RB_RECORD_VERSION)
 		return rb_err_set(err, "unknown record version %" PRIu64
-				  " (this plugin reads %d to %d; a newer "
-				  "plugin wrote it: upgrade this node)", v,
-				  RB_RECORD_VERSION_OLDEST, RB_RECORD_VERSION);
-	*version = (int)v;
+				  " (this plugin reads %d%s)", v,
+				  RB_RECORD_VERSION, v > RB_RECORD_VERSION ?
+				  "; a newer plugin wrote it: upgrade this node"
+				  : "");
 	return (ssize_t)l1 + 1;
 }
 
@@ -465,7 +457,7 @@ int rb_record_parse(const char *text, size_t len, rb_record *rec, rb_err *err)
 	value vals[REC_N_FIELDS];
 	ssize_t body, ck;
 	size_t i;
-	int version = 0, rc = -1;
+	int rc = -1;
 
 	if (!text || len == 0) {
 		rb_err_set(err, "empty record");
@@ -482,7 +474,7 @@ int rb_record_parse(const char *text, size_t len, rb_record *rec, rb_err *err)
 				    text));
 		goto fail;
 	}
-	body = parse_version(text, len, &version, err);
+	body = parse_version(text, len, err);
 	if (body < 0)
 		goto fail;
 	ck = parse_checksum(text, len, (size_t)body, err);
@@ -492,8 +484,7 @@ int rb_record_parse(const char *text, size_t len, rb_record *rec, rb_err *err)
 	 * leaves it as it was); then rec is cleared and filled. No scratch
 	 * record: allocating, zeroing and copying some 25 KB per parse cost more
 	 * than the parse. */
-	if (parse_fields(text, (size_t)body, (size_t)ck, version, vals,
-			 err) < 0)
+	if (parse_fields(text, (size_t)body, (size_t)ck, vals, err) < 0)
 		goto fail;
 	memset(rec, 0, sizeof(*rec));
 	for (i = 0; i < REC_N_FIELDS; i++)

@@ -1,8 +1,10 @@
 /*
- * slurmconf.c - PrologFlags and RequeueExit from slurm.conf (slurmconf.h).
+ * slurmconf.c - PrologFlags, RequeueExit and ClusterName from slurm.conf
+ * (slurmconf.h).
  */
 #include "slurmconf.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -155,6 +157,19 @@ void rb_slurmconf_parse_requeue_exit(const char *text, rb_requeue_exit *out)
 	}
 }
 
+int rb_slurmconf_parse_cluster_name(const char *text, char *out, size_t len)
+{
+	const char *val;
+	size_t n;
+
+	if (!last_value(text, "clustername", &val, &n) || n == 0 || n >= len)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		out[i] = (char)tolower((unsigned char)val[i]);
+	out[n] = '\0';
+	return 0;
+}
+
 bool rb_requeue_exit_has(const rb_requeue_exit *r, int code)
 {
 	return code >= 0 && code <= RB_REQUEUE_CODE_MAX &&
@@ -222,4 +237,17 @@ int rb_slurmconf_requeue_exit(const char *path, rb_requeue_exit *out,
 	rb_slurmconf_parse_requeue_exit(text, out);
 	free(text);
 	return 0;
+}
+
+int rb_slurmconf_cluster_name(const char *path, char *out, size_t len,
+			      rb_err *err)
+{
+	char *text = NULL;
+	int rc;
+
+	if (read_conf(path, &text, err) < 0)
+		return -1;
+	rc = rb_slurmconf_parse_cluster_name(text, out, len) < 0 ? 1 : 0;
+	free(text);
+	return rc;
 }

@@ -1,5 +1,7 @@
 /*
- * slurmconf.h - the one slurm.conf setting the plugin must know: PrologFlags.
+ * slurmconf.h - what is read from slurm.conf: PrologFlags, RequeueExit and
+ * (for the CLI) ClusterName. Every key is read one way: the last line that
+ * sets it wins, as in Slurm; keys are case-insensitive.
  *
  * With PrologFlags=RunInJob (Slurm 24.05+) the extern step runs the prolog
  * and the epilog, and the epilog sees neither the job's exit code nor a
@@ -15,6 +17,7 @@
 #define RB_SLURMCONF_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "diag.h"
@@ -55,5 +58,16 @@ int rb_slurmconf_requeue_exit(const char *path, rb_requeue_exit *out,
 
 /* Does RequeueExit name code? */
 bool rb_requeue_exit_has(const rb_requeue_exit *r, int code);
+
+/* ClusterName of slurm.conf text (the last line wins), lower-cased as
+ * Slurm does (SLURM_CLUSTER_NAME, which keys the ledger, is too), into out
+ * (len bytes): 0, or -1 if no line sets it, the last one sets it empty, or
+ * it does not fit. Pure. */
+int rb_slurmconf_parse_cluster_name(const char *text, char *out, size_t len);
+
+/* Read it from the file at path: 0, 1 (no usable ClusterName), or -1 with
+ * err set (the file cannot be read). */
+int rb_slurmconf_cluster_name(const char *path, char *out, size_t len,
+			      rb_err *err);
 
 #endif

@@ -13,8 +13,7 @@
  *   1. it formats again (rb_record_format), and that text parses to the
  *      very same record (format -> parse round trip, byte for byte);
  *   2. the accepted text is canonical: formatting gives back the same
- *      lines (up to key order; a version 1 record comes back as version 2,
- *      with an empty submission line);
+ *      lines (up to key order);
  *   3. one engine step on the record (the next attempt starts under the
  *      record's own limits) stays within what the record format can hold:
  *      the ledger refuses to write a record that would not read back, so a
@@ -67,35 +66,11 @@ static size_t sorted_lines(const char *text, size_t len, line_ref *out,
 	return n;
 }
 
-/* A version 1 record is written back as version 2, with its (empty)
- * submission line: those are the two lines the input lacks. */
-static size_t as_version_2(const char *in, size_t inlen, line_ref *a, size_t na)
-{
-	static const char v1[] = "restore_budget-record 1\n";
-	static const char v2[] = "restore_budget-record 2";
-	static const char sub[] = "submission=";
-
-	if (inlen < sizeof(v1) - 1 || memcmp(in, v1, sizeof(v1) - 1) != 0 ||
-	    na >= 128)
-		return na;
-	for (size_t i = 0; i < na; i++) {
-		if (a[i].p == in) {
-			a[i].p = v2;
-			a[i].n = sizeof(v2) - 1;
-		}
-	}
-	a[na].p = sub;
-	a[na].n = sizeof(sub) - 1;
-	na++;
-	qsort(a, na, sizeof(*a), cmp_line);
-	return na;
-}
-
 static void check_canonical(const char *in, size_t inlen, const char *out,
 			    size_t outlen)
 {
 	static line_ref a[128], b[128];
-	size_t na = as_version_2(in, inlen, a, sorted_lines(in, inlen, a, 127));
+	size_t na = sorted_lines(in, inlen, a, 128);
 	size_t nb = sorted_lines(out, outlen, b, 128);
 	size_t i;
 

@@ -343,12 +343,9 @@ rb_cluster_up() {
     rb_write_config "${1:-}" || return 1
     local t0; t0=$(rb_now)
     # run_dir: each private cluster's node notes apart from every other's
-    # (RB_NO_RUN_DIR=1 for a plugin older than the argument: test_upgrade)
     RB_RUN_DIR=$RB_CLUSTER_DIR/rb/run
-    local run_arg=" run_dir=$RB_RUN_DIR"
-    [[ ${RB_NO_RUN_DIR:-0} == 1 ]] && run_arg=
     RB_TEST_USER=$RB_USER "$RB_CLUSTER_SH" start "$RB_CLUSTER_DIR" \
-        "required $RB_PLUGIN_SO config=$RB_CONF$run_arg" || return 1
+        "required $RB_PLUGIN_SO config=$RB_CONF run_dir=$RB_RUN_DIR" || return 1
     export SLURM_CONF=$RB_CLUSTER_DIR/slurm.conf
     rb_log "cluster up in $(rb_since "$t0")s: $RB_CLUSTER_DIR (config $RB_CONF)"
     rb_workdir default >/dev/null

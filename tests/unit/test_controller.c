@@ -444,6 +444,27 @@ static void prologflags_are_case_insensitive_lists(void **state)
 	assert_int_equal(rb_slurmconf_parse_prolog_flags("PrologFlags=Alloc,Serial"), RB_PF_ALLOC);
 }
 
+/* One policy for every slurm.conf key (slurmconf.h): the CLI's ClusterName
+ * is the last line's, as Slurm reads it (and as PrologFlags is), never
+ * the first's; lower-cased; a last line that sets nothing usable gives no
+ * name rather than an earlier line's. */
+static void slurm_conf_cluster_name_last_line_wins(void **state)
+{
+	char out[64];
+
+	(void)state;
+	assert_int_equal(rb_slurmconf_parse_cluster_name(
+		"ClusterName=first\n# ClusterName=commented\n  clustername = Last # ours\n",
+		out, sizeof(out)), 0);
+	assert_string_equal(out, "last");
+	assert_int_equal(rb_slurmconf_parse_cluster_name(
+		"ClusterName=first\nClusterName=\n", out, sizeof(out)), -1);
+	assert_int_equal(rb_slurmconf_parse_cluster_name(
+		"SlurmctldHost=x\n", out, sizeof(out)), -1);
+	assert_int_equal(rb_slurmconf_parse_cluster_name(
+		"ClusterName=abcdefgh\n", out, 8), -1);
+}
+
 static void prologflags_last_line_wins(void **state)
 {
 	(void)state;
@@ -491,6 +512,7 @@ int main(void)
 		cmocka_unit_test(prologflags_runinjob_implies_contain_and_alloc),
 		cmocka_unit_test(prologflags_are_case_insensitive_lists),
 		cmocka_unit_test(prologflags_last_line_wins),
+		cmocka_unit_test(slurm_conf_cluster_name_last_line_wins),
 		cmocka_unit_test(prologflags_unreadable_file_is_an_error),
 	};
 

@@ -2,6 +2,8 @@
  * test_exports.c - the built plugin exports what Slurm's loader looks up and
  * nothing of the core (exports.map), so the core cannot clash with symbols of
  * slurmd or slurmstepd, and it has no undefined symbol outside Slurm's API.
+ * Its stack is not executable (linked with -z noexecstack: HARDEN_LD in the
+ * Makefile).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -155,6 +157,32 @@ static void test_undefined_symbols_are_known(void **state)
 	assert_int_equal(pclose(p), 0);
 }
 
+/* GNU_STACK, as readelf -lW shows it, is RW: loading the plugin never
+ * makes slurmd's or slurmstepd's stacks executable. */
+static void test_stack_is_not_executable(void **state)
+{
+	(void)state;
+	char cmd[512], line[512];
+	int seen = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "readelf -lW %s", plugin_path());
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (fgets(line, sizeof(line), p)) {
+		char flags[8] = "";
+
+		if (sscanf(line, " GNU_STACK %*s %*s %*s %*s %*s %7s",
+			   flags) != 1)
+			continue;
+		seen++;
+		if (strcmp(flags, "RW") != 0)
+			fail_msg("GNU_STACK is %s, not RW", flags);
+	}
+	assert_int_equal(pclose(p), 0);
+	assert_int_equal(seen, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -162,6 +190,7 @@ int main(void)
 		cmocka_unit_test(test_core_symbols_are_not_exported),
 		cmocka_unit_test(test_only_plugin_and_spank_symbols_are_defined),
 		cmocka_unit_test(test_undefined_symbols_are_known),
+		cmocka_unit_test(test_stack_is_not_executable),
 	};
 	return cmocka_run_group_tests_name("exports", tests, open_plugin,
 					   close_plugin);

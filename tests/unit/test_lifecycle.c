@@ -382,32 +382,6 @@ static void test_ack_look_ends_at_its_deadline(void **state)
 	assert_non_null(strstr(err.msg, "deadline"));
 }
 
-/* An attempt that started under the plugin before 2026-12 acknowledged in
- * <state_dir>/<cluster>/ack/<id>/attempt-<n>: still counted after the
- * upgrade, from a directory of the job's own user only. */
-static void test_ack_left_in_the_old_place_still_confirms(void **state)
-{
-	fixture *f = *state;
-	char dir[512], path[600];
-	rb_err err;
-
-	restoring(f, 35, 1);
-	restoring(f, 36, 1);
-	snprintf(dir, sizeof(dir), "%s/%s/ack", f->dir, CLUSTER);
-	assert_int_equal(mkdir(dir, 0755), 0);
-	for (uint32_t id = 35; id <= 36; id++) {
-		snprintf(path, sizeof(path), "%s/%u", dir, id);
-		assert_int_equal(mkdir(path, 0700), 0);
-		/* 36's directory belongs to someone else (an older job) */
-		assert_int_equal(chown(path, id == 35 ? 1000 : 2000, 1000), 0);
-		strcat(path, "/attempt-1");
-		touch_as(path, 1000);
-		rb_lifecycle_epilog(f->cfg, CLUSTER, id, 2, 0, 0, NULL, 1150, &err);
-	}
-	assert_int_equal(read_rec(f, 35).budget.cur.confirmed, RB_CONFIRM_ACK);
-	assert_int_equal(read_rec(f, 36).budget.cur.confirmed, RB_CONFIRM_NONE);
-}
-
 /* docs/security.md: nothing inside state_dir is writable by a user. */
 static void test_nothing_in_state_dir_is_writable_by_the_job_user(void **state)
 {
@@ -833,7 +807,6 @@ int main(void)
 		T(test_ack_seen_by_the_epilog_confirms_restore),
 		T(test_ack_is_looked_for_as_the_job_user),
 		T(test_ack_look_ends_at_its_deadline),
-		T(test_ack_left_in_the_old_place_still_confirms),
 		T(test_nothing_in_state_dir_is_writable_by_the_job_user),
 		T(test_concurrent_prologs_charge_once),
 		T(test_corrupt_record_is_an_error_not_a_fresh_budget),

@@ -321,9 +321,9 @@ static void test_note_fit_keeps_what_fits(void **state)
 	assert_int_equal(strlen(out), 7);
 }
 
-/* A note an older prolog wrote (values raw) is still read: an upgrade
- * between a prolog and its batch step loses nothing. */
-static void test_note_of_an_older_prolog_is_read(void **state)
+/* A note is versioned: one without its first line (note=2) is not one
+ * this plugin wrote, and is refused rather than read raw. */
+static void test_note_without_its_version_line_is_refused(void **state)
 {
 	fixture *f = *state;
 	rb_job_info j = a_job();
@@ -341,9 +341,8 @@ static void test_note_of_an_older_prolog_is_read(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, old, sizeof(old) - 1), sizeof(old) - 1);
 	close(fd);
-	assert_int_equal(rb_note_claim(f->run, HOST, CLUSTER, 4242, &got, &err), 0);
-	assert_int_equal(got.job.attempt, 2);
-	assert_string_equal(got.job.work_dir, "/home/alice/a b%41");
+	assert_int_equal(rb_note_claim(f->run, HOST, CLUSTER, 4242, &got, &err), -1);
+	assert_non_null(strstr(err.msg, "not a note this plugin wrote"));
 }
 
 static void test_note_not_ours_is_not_claimed(void **state)
@@ -384,7 +383,7 @@ int main(void)
 		T(test_note_of_the_longest_escaped_values_is_read_back),
 		T(test_note_over_long_value_keeps_the_job_tracked),
 		T(test_note_fit_keeps_what_fits),
-		T(test_note_of_an_older_prolog_is_read),
+		T(test_note_without_its_version_line_is_refused),
 		T(test_note_not_ours_is_not_claimed),
 	};
 	return cmocka_run_group_tests_name("node_note", tests, NULL, NULL);

@@ -544,15 +544,18 @@ static void every_truncation_is_refused(void **state)
 	free(text);
 }
 
-static void unknown_version_is_refused(void **state)
+static void a_record_of_another_version_is_refused(void **state)
 {
 	(void)state;
 	assert_edit_refused("restore_budget-record 2\n",
 			    "restore_budget-record 7\n",
-			    "unknown record version 7 (this plugin reads 1 to 2; a newer plugin wrote it: upgrade this node)");
+			    "unknown record version 7 (this plugin reads 2; a newer plugin wrote it: upgrade this node)");
 	assert_edit_refused("restore_budget-record 2\n",
 			    "restore_budget-record 0\n",
-			    "unknown record version 0");
+			    "unknown record version 0 (this plugin reads 2)");
+	assert_edit_refused("restore_budget-record 2\n",
+			    "restore_budget-record 1\n",
+			    "unknown record version 1 (this plugin reads 2)");
 	assert_edit_refused("restore_budget-record 2\n",
 			    "restore_budget-record 02\n", "bad version line");
 }
@@ -577,23 +580,18 @@ static void drop_exit_rule_lines(char *text, size_t *len)
 	*len = strlen(text);
 }
 
-/* The full record as an older plugin wrote it: without the exit rules'
- * optional lines (and the submission line), under version line `version`
- * ("restore_budget-record 1\n"), parsed into r (it must be accepted). */
-static void parse_as_older(const char *version, bool without_submission,
-			   rb_record *r)
+/* The full record without the exit rules' optional lines, parsed into r
+ * (it must be accepted). */
+static void parse_without_exit_rules(rb_record *r)
 {
 	size_t len;
 	char *text = format_full(&len);
 	rb_err err = { "" };
 
-	if (without_submission)
-		drop_line(text, "\nsubmission=");
 	drop_exit_rule_lines(text, &len);
-	edit_raw(text, &len, "restore_budget-record 2\n", version);
 	reseal(text, &len);
 	if (rb_record_parse(text, len, r, &err) != 0)
-		fail_msg("%.24s refused: %s", version, err.msg);
+		fail_msg("refused: %s", err.msg);
 	free(text);
 }
 
@@ -614,7 +612,7 @@ static void test_exit_rule_fields_are_optional(void **state)
 	assert_null(strstr(text, "interruption_cap"));
 	assert_null(strstr(text, "max_interruptions"));
 	free(text);
-	parse_as_older("restore_budget-record 2\n", false, r);
+	parse_without_exit_rules(r);
 	assert_int_equal(r->budget.fatal_code, 0);
 	assert_int_equal(r->budget.fatal_exits, 0);
 	assert_int_equal(r->budget.interruption_cap_refusals, 0);
@@ -677,28 +675,31 @@ static void test_max_interruptions_at_its_default_is_refused(void **state)
 			    "bad value for cur.limits.max_interruptions: '-1' (an optional key is not written at its default)");
 }
 
-/* A record written by the plugin before 2026-12 (version 1, no submission
- * line) still reads, with no submission (docs/security.md, "Upgrades"). */
-static void version_1_record_reads_without_a_submission(void **state)
+/* The one cluster-name rule (record.h), which the ledger, the node note
+ * and the CLI all apply: 1 to 63 of [A-Za-z0-9_.-], not starting with '.'. */
+static void cluster_name_is_1_to_63_of_alnum_underscore_dot_dash_not_dot_first(
+	void **state)
 {
-	rb_record *r = malloc(sizeof(*r));
+	char longest[RB_CLUSTER_NAME_MAX + 2];
 
 	(void)state;
-	assert_non_null(r);
-	parse_as_older("restore_budget-record 1\n", true, r);
-	assert_string_equal(r->submission, "");
-	assert_string_equal(r->checkpoint_dir, "ck dir");
-	assert_int_equal(r->budget.failures, 1);
-	free(r);
-}
-
-/* A version 1 record has no submission line; one that claims to is edited. */
-static void version_1_record_with_a_submission_is_refused(void **state)
-{
-	(void)state;
-	assert_edit_refused("restore_budget-record 2\n",
-			    "restore_budget-record 1\n",
-			    "key 'submission' is not part of record version 1");
+	assert_true(rb_cluster_name_ok("c1"));
+	assert_true(rb_cluster_name_ok("Big-Cluster_2.a"));
+	assert_true(rb_cluster_name_ok("a.."));
+	assert_false(rb_cluster_name_ok(NULL));
+	assert_false(rb_cluster_name_ok(""));
+	assert_false(rb_cluster_name_ok("."));
+	assert_false(rb_cluster_name_ok(".."));
+	assert_false(rb_cluster_name_ok(".hidden"));
+	assert_false(rb_cluster_name_ok("a/b"));
+	assert_false(rb_cluster_name_ok("a b"));
+	assert_false(rb_cluster_name_ok("a\nb"));
+	assert_false(rb_cluster_name_ok("caf\xc3\xa9"));
+	memset(longest, 'a', sizeof(longest) - 1);
+	longest[sizeof(longest) - 1] = '\0';
+	assert_false(rb_cluster_name_ok(longest)); /* 64 bytes */
+	longest[RB_CLUSTER_NAME_MAX] = '\0';
+	assert_true(rb_cluster_name_ok(longest)); /* 63 bytes */
 }
 
 static void submission_identity_is_checked(void **state)
@@ -1009,14 +1010,13 @@ int main(void)
 		cmocka_unit_test(largest_record_fits_text_max),
 		cmocka_unit_test(every_bit_flip_is_refused),
 		cmocka_unit_test(every_truncation_is_refused),
-		cmocka_unit_test(unknown_version_is_refused),
-		cmocka_unit_test(version_1_record_reads_without_a_submission),
-		cmocka_unit_test(version_1_record_with_a_submission_is_refused),
+		cmocka_unit_test(a_record_of_another_version_is_refused),
 		cmocka_unit_test(test_exit_rule_fields_are_optional),
 		cmocka_unit_test(test_max_interruptions_at_its_default_is_refused),
 		cmocka_unit_test(array_task_ids_are_optional_fields),
 		cmocka_unit_test(job_addr_names_one_task_of_an_array),
 		cmocka_unit_test(submission_identity_is_checked),
+		cmocka_unit_test(cluster_name_is_1_to_63_of_alnum_underscore_dot_dash_not_dot_first),
 		cmocka_unit_test(text_that_is_not_a_record_is_refused),
 		cmocka_unit_test(missing_key_is_refused),
 		cmocka_unit_test(duplicate_key_is_refused),
