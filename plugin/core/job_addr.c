@@ -123,3 +123,60 @@ int rb_squeue_array_parse(const char *text, uint32_t array_id,
 	}
 	return 0;
 }
+
+/* The value "%c" stands for in a --checkpoint-dir, or NULL for none. */
+static const char *dir_pattern_value(char c, uint32_t job_id,
+				     uint32_t array_job_id,
+				     uint32_t array_task_id, char *num)
+{
+	switch (c) {
+	case 'A':
+		snprintf(num, 16, "%" PRIu32, array_job_id ? array_job_id : job_id);
+		return num;
+	case 'a':
+		snprintf(num, 16, "%" PRIu32, array_job_id ? array_task_id : 0);
+		return num;
+	case 'j':
+		snprintf(num, 16, "%" PRIu32, job_id);
+		return num;
+	case '%':
+		return "%";
+	default:
+		return NULL;
+	}
+}
+
+int rb_checkpoint_dir_expand(const char *dir, uint32_t job_id,
+			     uint32_t array_job_id, uint32_t array_task_id,
+			     char *out, size_t len)
+{
+	size_t used = 0;
+	char num[16];
+
+	for (const char *p = dir; *p; p++) {
+		const char one[2] = { *p, '\0' };
+		const char *v = NULL;
+		size_t n;
+
+		if (p[0] == '%' && p[1])
+			v = dir_pattern_value(p[1], job_id, array_job_id,
+					      array_task_id, num);
+		if (v)
+			p++; /* the pattern's letter */
+		else
+			v = one;
+		n = strlen(v);
+		if (used + n >= len)
+			goto fail;
+		memcpy(out + used, v, n);
+		used += n;
+	}
+	out[used] = '\0';
+	return 0;
+fail:
+	if (strlen(dir) < len)
+		memcpy(out, dir, strlen(dir) + 1);
+	else if (len > 0)
+		out[0] = '\0';
+	return -1;
+}

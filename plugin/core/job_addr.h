@@ -53,4 +53,17 @@ typedef struct {
 int rb_squeue_array_parse(const char *text, uint32_t array_id,
 			  rb_squeue_task *out, size_t max, size_t *n);
 
+/*
+ * --checkpoint-dir of a job array's task, one directory per task
+ * (docs/arrays.md, "One checkpoint directory per task"): the patterns of
+ * sbatch's --output, "%A" the array's job id, "%a" the task id, "%j" the
+ * job id, "%%" one '%'. For a job that is no array task (array_job_id 0),
+ * %A is its job id and %a is "0". Any other '%' is kept as it is. Returns 0,
+ * or -1 if the result does not fit len bytes (out is then dir, unexpanded,
+ * or "" if that does not fit either).
+ */
+int rb_checkpoint_dir_expand(const char *dir, uint32_t job_id,
+			     uint32_t array_job_id, uint32_t array_task_id,
+			     char *out, size_t len);
+
 #endif

@@ -22,6 +22,7 @@
 #include "ack.h"
 #include "checkpoint.h"
 #include "identity.h"
+#include "job_addr.h"
 #include "node_note.h"
 #include "record.h"
 #include "requeue_exit.h"
@@ -497,6 +498,24 @@ static void get_task(spank_t sp)
 	step.task = rb_job_ref_of(step.job_id, a, t);
 }
 
+/* One checkpoint directory per array task: --checkpoint-dir's %A, %a and
+ * %j, as sbatch's --output has them (docs/arrays.md). */
+static void expand_checkpoint_dir(char *dir, size_t len)
+{
+	char out[RB_PATH_MAX];
+
+	if (!dir[0])
+		return;
+	if (rb_checkpoint_dir_expand(dir, step.job_id, step.task.array_job_id,
+				     step.task.array_task_id, out,
+				     sizeof(out)) < 0) {
+		add_warning("--checkpoint-dir with %%A, %%a or %%j expanded would be %d bytes or longer: taken as given",
+			    RB_PATH_MAX);
+		return;
+	}
+	rb_strlcpy(dir, out, len);
+}
+
 /* Runs with euid = the job's user: the checkpoint is found as the user. */
 void batch_user_init(spank_t sp)
 {
@@ -522,6 +541,7 @@ void batch_user_init(spank_t sp)
 	if (!tracked_here(cfg, read_options(sp, &opts, ckpt_dir,
 					    sizeof(ckpt_dir))))
 		goto out;
+	expand_checkpoint_dir(ckpt_dir, sizeof(ckpt_dir));
 	if (spank_getenv(sp, "SLURM_CLUSTER_NAME", name, sizeof(name)) !=
 	    ESPANK_SUCCESS)
 		rb_strlcpy(name, "cluster", sizeof(name));

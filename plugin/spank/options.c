@@ -27,7 +27,8 @@ static struct spank_option options[] = {
 	  1, OPT_RESTORE_RETRIES, option_cb },
 	{ "checkpoint-dir", "DIR",
 	  "restore_budget: directory the job writes its checkpoints to "
-	  "(relative to the working directory); the newest is handed to each "
+	  "(relative to the working directory; %a the array task id, %A the "
+	  "array's job id, %j the job id); the newest is handed to each "
 	  "rerun as RESTORE_BUDGET_CHECKPOINT",
 	  1, OPT_CHECKPOINT_DIR, option_cb },
 	{ "restore-timeout", "SEC",

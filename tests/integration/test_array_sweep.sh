@@ -52,7 +52,9 @@ jobid_of() { timeout 10 squeue --noheader --states=all --jobs "$1" --Format='Job
 out_of() { printf '%s/sweep-%s.out\n' "$RB_WORKDIR" "$1"; }
 
 rb_workdir sweep >/dev/null
-A=$(submit_as_user -p low --array=0-7 --checkpoint-dir=ckpt "$JOB") || { fail "sbatch --array=0-7"; rb_final_checks; summary; }
+# one checkpoint directory per task (ckpt/<task id>): a task is never
+# handed a sibling's checkpoint (docs/arrays.md)
+A=$(submit_as_user -p low --array=0-7 --checkpoint-dir='ckpt/%a' "$JOB") || { fail "sbatch --array=0-7"; rb_final_checks; summary; }
 rb_log "array $A submitted"
 for t in 0 1 2 3 4 5 6 7; do
     checkq "task $t started" wait_grep "$(out_of $t)" "start task $t of array $A" 60
@@ -84,8 +86,9 @@ check "task 2 (corrupt checkpoint, exhausted) is held" until_ok 60 is_held "${A}
 check "task 7 (exhausted, keeps the array's id) is held" until_ok 40 is_held "${A}_7"
 sleep 3 # a hold that hit a sibling shows by now (22.05: at once)
 
+# (task 7 never checkpoints: its attempts are FRESH, so two failures)
 expect_match "task 7's AdminComment is its own hold alone" "$(comment "${A}_7")" \
-    '^restore_budget: held: restore 1 of 1 failed \(attempt 1\): failures 2 > max_failures 1: budget exhausted$'
+    '^restore_budget: held: attempt 1 failed: failures 2 > max_failures 1: budget exhausted$'
 expect_match "task 4's AdminComment is its own hold alone" "$(comment "${A}_4")" \
     '^restore_budget: held: exit code 3 is fatal \(exit_rules\)[^|]*$'
 expect_match "task 2's AdminComment is its own hold alone" "$(comment "${A}_2")" \
@@ -128,6 +131,12 @@ expect "task 1: nothing charged" "$(rec_get "${J[1]}" failures_total)" 0
 expect "task 1: attempt 0's end asked of the controller by its address: requeued" \
     "$(ev_get "${J[1]}" end 0 detail)" requeued
 check "task 1 restored and acknowledged" grep -q "acknowledged restore" "$(out_of 1)"
+# --checkpoint-dir=ckpt/%a: each task handed its own checkpoint, never a
+# sibling's (they all checkpoint at once)
+for t in 1 2; do
+    expect "task $t: handed its own checkpoint (ckpt/$t)" \
+        "$(rec_get "${J[$t]}" checkpoint)" "$RB_WORKDIR/ckpt/$t/checkpoint-$t"
+done
 expect "task 2: a failure and a failed restore" "$(rec_get "${J[2]}" failures_total):$(rec_get "${J[2]}" restore_failures_total)" 2:1
 expect "task 2: exhausted" "$(rec_get "${J[2]}" exhausted)" true
 expect "task 3: one application failure charged" "$(rec_get "${J[3]}" failures_total)" 1

@@ -147,6 +147,43 @@ static void test_squeue_array_malformed_line_is_an_error(void **state)
 	}
 }
 
+/* One checkpoint directory per task of an array: --checkpoint-dir takes
+ * sbatch's --output patterns (docs/arrays.md). */
+static void test_checkpoint_dir_patterns_name_one_task(void **state)
+{
+	char out[64];
+
+	(void)state;
+	assert_int_equal(rb_checkpoint_dir_expand("ck/%A_%a", 17, 12, 5, out,
+						  sizeof(out)), 0);
+	assert_string_equal(out, "ck/12_5");
+	assert_int_equal(rb_checkpoint_dir_expand("run-%j/%a%%x%q%", 17, 12, 0,
+						  out, sizeof(out)), 0);
+	assert_string_equal(out, "run-17/0%x%q%");
+	/* no array task: %A is the job id, %a is 0 */
+	assert_int_equal(rb_checkpoint_dir_expand("ck-%A-%a", 17, 0, 0, out,
+						  sizeof(out)), 0);
+	assert_string_equal(out, "ck-17-0");
+	assert_int_equal(rb_checkpoint_dir_expand("ckpt", 17, 12, 5, out,
+						  sizeof(out)), 0);
+	assert_string_equal(out, "ckpt");
+}
+
+/* A result over its buffer is refused and the directory kept as given. */
+static void test_checkpoint_dir_pattern_too_long_is_kept_unexpanded(void **state)
+{
+	char out[12];
+
+	(void)state;
+	assert_int_equal(rb_checkpoint_dir_expand("ck/%A_%a", 4294967295u,
+						  4294967295u, 4294967295u,
+						  out, sizeof(out)), -1);
+	assert_string_equal(out, "ck/%A_%a");
+	assert_int_equal(rb_checkpoint_dir_expand("a-very-long-%a", 1, 1, 1,
+						  out, sizeof(out)), -1);
+	assert_string_equal(out, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -158,6 +195,8 @@ int main(void)
 		cmocka_unit_test(test_squeue_array_other_jobs_skipped),
 		cmocka_unit_test(test_squeue_array_counts_beyond_max),
 		cmocka_unit_test(test_squeue_array_malformed_line_is_an_error),
+		cmocka_unit_test(test_checkpoint_dir_patterns_name_one_task),
+		cmocka_unit_test(test_checkpoint_dir_pattern_too_long_is_kept_unexpanded),
 	};
 	return cmocka_run_group_tests_name("job_addr", tests, NULL, NULL);
 }

@@ -24,7 +24,9 @@
 set -u
 ATTEMPT=${SLURM_RESTART_COUNT:-0}
 TASK=${SLURM_ARRAY_TASK_ID:-none}
-DIR=ckpt
+# the task's own checkpoint directory: --checkpoint-dir=ckpt/%a, made
+# absolute by the plugin
+DIR=${RESTORE_BUDGET_CHECKPOINT_DIR:-ckpt/$TASK}
 log() { printf 'trial[%s.%s]: %s\n' "${SLURM_JOB_ID:-nojob}" "$ATTEMPT" "$*"; }
 
 log "start task $TASK of array ${SLURM_ARRAY_JOB_ID:-none} at $(date +%T)"
