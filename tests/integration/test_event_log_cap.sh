@@ -2,8 +2,9 @@
 # test_event_log_cap.sh - a job's event log stays within its 64 KiB cap
 # (docs/architecture.md, "The ledger"; issue 19, "Bounded growth").
 #   rbuser's job requeues itself (scontrol requeue: any user may) 11 times,
-#   each attempt handed a checkpoint whose path is ~2 KB of '%' (~6 KB
-#   once escaped). On e9a1c74 the path was logged twice an attempt and the
+#   each attempt handed a checkpoint whose path is ~2 KB of '=' (~6 KB
+#   once escaped; not '%', which --checkpoint-dir expands: %% is one '%').
+#   On e9a1c74 the path was logged twice an attempt and the
 #   log grew ~13 KB an attempt without bound: over 64 KiB by attempt 5. Now
 #   the older attempts fold into one summary line: the log stays under the
 #   cap, its first line is the summary, every attempt's checkpoint is named
@@ -21,9 +22,9 @@ restore_timeout = 0;' || { fail "cluster up"; summary; }
 cli() { "$CLI" --config "$RB_CONF" --cluster "$RB_CLUSTER_NAME_USED" "$@"; }
 
 rb_workdir selfrq >/dev/null
-# eight levels of 240 '%': the checkpoint path is ~2 KB, 3x once escaped
-pct=$(printf '%%%.0s' $(seq 240))
-ck=ck/$pct/$pct/$pct/$pct/$pct/$pct/$pct/$pct
+# eight levels of 240 '=': the checkpoint path is ~2 KB, 3x once escaped
+eq=$(printf '=%.0s' $(seq 240))
+ck=ck/$eq/$eq/$eq/$eq/$eq/$eq/$eq/$eq
 check "rbuser makes a deep checkpoint dir" as_user mkdir -p "$ck"
 j=$(RB_JOB_LAST=$LAST RB_JOB_CKDIR=$RB_WORKDIR/$ck submit_as_user -p low \
     --checkpoint-dir="$ck" "$RB_ROOT/tests/integration/jobs/selfrequeue.sh") ||
