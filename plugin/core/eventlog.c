@@ -61,7 +61,9 @@ bool lg_event_line_ok(const char *line, size_t len)
 
 /* One printable ASCII line of 1..EVENT_LINE_MAX-64 bytes: values are
  * escaped by the caller (rb_kv_escape), and a newline would forge a
- * second event. */
+ * second event. Not a summary ("kind=folded"): only the fold writes one,
+ * first in the log (eventlog_fold.c); a second would make the next fold
+ * drop the counts summed before it. */
 static int check_event(rb_job *j, const char *name, const char *event,
 		       size_t elen, rb_err *err)
 {
@@ -75,6 +77,9 @@ static int check_event(rb_job *j, const char *name, const char *event,
 			return rb_err_set(err, "%s: event refused: byte 0x%02x at "
 					  "offset %zu is not printable ASCII",
 					  PATH(), (unsigned char)event[i], i);
+	if (strncmp(event, "kind=folded ", 12) == 0)
+		return rb_err_set(err, "%s: event refused: kind=folded is the "
+				  "fold's summary, never appended", PATH());
 	return 0;
 }
 

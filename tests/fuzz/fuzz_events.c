@@ -15,7 +15,8 @@
  *   - an event the core accepted to append is read back as an intact
  *     (ok=true) line that ends the log, whatever garbage was before it:
  *     a torn tail never swallows the next good event (ledger.c);
- *   - an event refused by append (empty, too long, not printable ASCII)
+ *   - an event refused by append (empty, too long, not printable ASCII,
+ *     or a summary: only the fold writes "kind=folded")
  *     leaves an error message and the log unchanged;
  *   - with the cap at 8 KiB (eventlog_fold.c), an append that folds the
  *     log leaves ONE intact summary line first (the kept lines follow

@@ -1015,6 +1015,31 @@ static void edited_event_line_is_reported_not_ok(void **state)
 	rb_ledger_close(l);
 }
 
+/* A summary line ("kind=folded") is the fold's alone (eventlog_fold.c):
+ * appended as an event it would be a second summary, and the next fold
+ * would take it for the first and drop what was summed before it. */
+static void an_event_of_the_folds_kind_is_refused(void **state)
+{
+	fixture *f = *state;
+	event_seen seen;
+	rb_ledger *l;
+	rb_err err = { "" };
+	rb_job *j;
+
+	NEED_ROOT();
+	l = open_write(f);
+	j = lock_job(l, JOB);
+	assert_int_equal(rb_ledger_append(j, "kind=folded attempts=0-9", &err),
+			 -1);
+	assert_contains(err.msg, "kind=folded");
+	assert_int_equal(rb_ledger_append(j, "kind=foldedx attempt=1", &err), 0);
+	rb_ledger_unlock(j);
+	memset(&seen, 0, sizeof(seen));
+	assert_int_equal(rb_ledger_events(l, JOB, collect, &seen, &err), 0);
+	assert_int_equal(seen.ok, 1);
+	rb_ledger_close(l);
+}
+
 static void event_that_is_not_one_printable_line_is_refused(void **state)
 {
 	fixture *f = *state;
@@ -1516,6 +1541,7 @@ int main(void)
 		T(events_callback_can_stop_the_walk),
 		T(torn_last_event_line_is_reported_not_ok),
 		T(edited_event_line_is_reported_not_ok),
+		T(an_event_of_the_folds_kind_is_refused),
 		T(event_that_is_not_one_printable_line_is_refused),
 		T(events_of_a_job_without_log_return_1),
 		T(contending_processes_serialize_every_update),
