@@ -51,11 +51,11 @@ STORM_WRAP := -Wl,--wrap=fcntl,--wrap=openat,--wrap=__openat_2 \
 
 $(BENCH_BIN): tests/bench/bench_events.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) $(LDFLAGS_ALL) $(LIBS_CORE)
+	$(CC) $(CFLAGS_ALL) $(TEST_INC) -o $@ $< $(CORE_OBJ) $(LDFLAGS_ALL) $(LIBS_CORE)
 
 $(STORM_BIN): tests/bench/bench_storm.c $(CORE_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -o $@ $< $(CORE_OBJ) $(LDFLAGS_ALL) $(STORM_WRAP) \
+	$(CC) $(CFLAGS_ALL) $(TEST_INC) -o $@ $< $(CORE_OBJ) $(LDFLAGS_ALL) $(STORM_WRAP) \
 		$(LIBS_CORE)
 
 .PHONY: bench bench-events bench-e2e

@@ -37,8 +37,8 @@ FUZZ_SAN      := -fsanitize=address,undefined -fno-sanitize-recover=all \
 # FUZZ_DIR=build/fuzz-masked, to keep exploring past a known, reported bug.
 FUZZ_EXTRA_CFLAGS ?=
 FUZZ_CFLAGS   := -std=gnu11 -O1 -g -Wall -Wextra \
-                 -Iplugin/core -Itests/fuzz $(FUZZ_SAN) $(FUZZ_EXTRA_CFLAGS)
-FUZZ_CORE_OBJ := $(patsubst plugin/core/%.c,$(FUZZ_DIR)/core/%.o,$(CORE_SRC))
+                 -iquote plugin $(TEST_INC) -Itests/fuzz $(FUZZ_SAN) $(FUZZ_EXTRA_CFLAGS)
+FUZZ_CORE_OBJ := $(patsubst plugin/%.c,$(FUZZ_DIR)/core/%.o,$(CORE_SRC))
 FUZZ_MAXLEN_config  := 8192
 FUZZ_MAXLEN_record  := 16384
 FUZZ_MAXLEN_kv      := 4096
@@ -52,7 +52,7 @@ FUZZ_ENV := ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:symbolize=1 \
 .PHONY: fuzz fuzz-smoke fuzz-build fuzz-one fuzz-regress
 TEST_EXTRA += fuzz-smoke
 
-$(FUZZ_DIR)/core/%.o: plugin/core/%.c $(wildcard plugin/core/*.h)
+$(FUZZ_DIR)/core/%.o: plugin/%.c $(wildcard plugin/*/*.h)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 

@@ -13,7 +13,7 @@
 REL_DIR  := $(BUILD)/reliability
 REL_SRC  := $(wildcard tests/reliability/rel_*.c)
 REL_BIN  := $(patsubst tests/reliability/%.c,$(REL_DIR)/%,$(REL_SRC))
-REL_CFLAGS = $(filter-out -Wmissing-prototypes,$(CFLAGS_ALL)) \
+REL_CFLAGS = $(filter-out -Wmissing-prototypes,$(CFLAGS_ALL)) $(TEST_INC) \
              -Wno-format-truncation -Itests/reliability -pthread
 
 .PHONY: reliability reliability-build valgrind

@@ -1,13 +1,13 @@
 /*
  * cli.h - shared pieces of the `restore-budget` command-line tool.
  *
- * main.c parses the command line and dispatches; each command lives in its
- * own file (cli_show.c, cli_explain.c, cli_list.c, cli_config.c,
- * cli_admin.c) and everything they share - the context, messages, the
- * config and cluster lookup, small parsers and formatters, JSON helpers -
- * is declared here. The core (plugin/core) does the real work; the CLI only
- * reads, formats and, for root, calls the same lifecycle functions the
- * plugin calls.
+ * main.c parses the command line and dispatches; each command, or group
+ * of commands, lives in its own cli_*.c (contrib/cli/README.md lists them)
+ * and everything they share - the context, messages, the config and
+ * cluster lookup, small parsers and formatters, JSON helpers - is declared
+ * here. The core (plugin/: each folder's public header) does the real
+ * work; the CLI only reads, formats and, for root, calls the same
+ * lifecycle functions the plugin calls.
  */
 #ifndef RB_CLI_H
 #define RB_CLI_H
@@ -19,12 +19,10 @@
 
 #include <json.h>
 
-#include "config.h"
-#include "engine.h"
-#include "eventsum.h"
-#include "job_addr.h"
-#include "ledger.h"
-#include "record.h"
+#include "config/config.h"
+#include "rule/rule.h"
+#include "store/store.h"
+#include "slurm/slurm.h"
 
 #ifndef RB_CLI_VERSION
 #define RB_CLI_VERSION "0.1.0"
@@ -287,7 +285,7 @@ bool cli_target_has_task(const cli_target *t, uint32_t task_id);
 
 /* explain: the summary line of the older attempts ("kind=folded"), as one
  * line of text or an object; the totals the whole log gives (the
- * record's: plugin/core/eventsum.h). */
+ * record's: plugin/store/eventsum.h). */
 void cli_folded_text(const cli_event *e);
 json_object *cli_folded_json(const cli_event *e);
 void cli_totals_text(const rb_evsum *s);

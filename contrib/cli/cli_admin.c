@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lifecycle.h"
+#include "lifecycle/lifecycle.h"
 
 static int need_root(const char *what)
 {

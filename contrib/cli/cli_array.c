@@ -20,8 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "child.h"
-#include "lifecycle.h"
+#include "slurm/slurm.h"
+#include "lifecycle/lifecycle.h"
 
 /* squeue's deadline: a frozen controller costs the command this, once. */
 #define ASK_DEADLINE_MS 5000

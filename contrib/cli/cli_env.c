@@ -14,8 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lifecycle.h"
-#include "slurmconf.h"
+#include "lifecycle/lifecycle.h"
+#include "slurm/slurm.h"
 
 static const char *env_nonempty(const char *name)
 {

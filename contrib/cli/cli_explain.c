@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lifecycle.h"
+#include "lifecycle/lifecycle.h"
 
 #define SAFE_MAX (3 * RB_PATH_MAX + 1)
 

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "fallback.h"
+#include "rule/rule.h"
 
 #define SAFE_MAX (3 * RB_PATH_MAX + 1)
 

@@ -1,6 +1,6 @@
 /*
  * cli_folded.c - `explain` on a folded event log: the summary line that
- * stands for the older attempts ("kind=folded", plugin/core/eventsum.h),
+ * stands for the older attempts ("kind=folded", plugin/store/eventsum.h),
  * and the totals the whole log gives, which are the record's
  * (docs/architecture.md, "The ledger").
  */

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "requeue_exit.h"
+#include "config/config.h"
 
 void cli_requeue_check(const rb_config *cfg, cli_requeue *out)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "diag.h"
+#include "base/base.h"
 
 void cli_verror(const char *tail, const char *fmt, va_list ap)
 {

@@ -5,8 +5,7 @@
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
-#include "identity.h"
-#include "record.h"
+#include "rule/rule.h"
 
 #include "glue.h"
 

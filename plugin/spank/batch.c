@@ -19,15 +19,11 @@
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
-#include "ack.h"
-#include "checkpoint.h"
-#include "identity.h"
-#include "job_addr.h"
-#include "node_note.h"
-#include "record.h"
-#include "requeue_exit.h"
-#include "slurmconf.h"
-#include "step.h"
+#include "user/user.h"
+#include "rule/rule.h"
+#include "slurm/slurm.h"
+#include "store/store.h"
+#include "config/config.h"
 
 #include "compat.h"
 #include "glue.h"

@@ -5,7 +5,7 @@
  * The plugin calls nothing of libslurm beyond spank.h's API (logging,
  * options, items, environment), whose signatures are the same in all of
  * them; everything it asks the controller goes through scontrol
- * (plugin/core/scontrol.h), whose command line is the same too. So this
+ * (plugin/slurm/scontrol.h), whose command line is the same too. So this
  * layer is small: the facts that do differ, selected by
  * SLURM_VERSION_NUMBER, each checked at compile time.
  */

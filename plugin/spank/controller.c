@@ -1,12 +1,12 @@
 /*
  * controller.c - what the glue asks the controller, through squeue and
- * scontrol run with the callback's deadline (plugin/core/scontrol.c).
+ * scontrol run with the callback's deadline (plugin/slurm/scontrol.c).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "scontrol.h"
+#include "slurm/slurm.h"
 
 #include "glue.h"
 

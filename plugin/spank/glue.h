@@ -17,11 +17,11 @@
 
 #include <slurm/spank.h>
 
-#include "config.h"
-#include "diag.h"
-#include "engine.h"
-#include "lifecycle.h"
-#include "scontrol.h"
+#include "config/config.h"
+#include "base/base.h"
+#include "rule/rule.h"
+#include "lifecycle/lifecycle.h"
+#include "slurm/slurm.h"
 
 /* All the controller questions of one callback share this deadline: the
  * prolog and epilog must end well inside any PrologEpilogTimeout a site

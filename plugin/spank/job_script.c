@@ -10,9 +10,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "identity.h"
-#include "node_note.h"
-#include "record.h"
+#include "rule/rule.h"
+#include "store/store.h"
 
 #include "glue.h"
 

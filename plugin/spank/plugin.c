@@ -3,7 +3,7 @@
  * the entry points, each handing its context to one file (glue.h).
  *
  * It gathers each callback's inputs from Slurm and hands them to the core
- * (plugin/core/lifecycle.c). Which callback does what (docs/architecture.md,
+ * (plugin/lifecycle/lifecycle.c). Which callback does what (docs/architecture.md,
  * "Where each event happens"):
  *   sbatch         init: register options; init_post_opt: refuse over-cap values
  *   slurmd         init: load and check the config, log loudly
@@ -25,11 +25,10 @@
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
 
-#include "scontrol.h"
-#include "slurmconf.h"
+#include "slurm/slurm.h"
 
 #include "compat.h"
-#include "node_note.h"
+#include "store/store.h"
 
 #include "glue.h"
 

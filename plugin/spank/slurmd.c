@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "slurmconf.h"
+#include "slurm/slurm.h"
 
 #include "compat.h"
 #include "glue.h"

@@ -142,8 +142,10 @@ expect_true() {
 }
 
 # ---- ledgers through the core --------------------------------------------
-if ! cc -std=gnu11 -O1 -Wall -Wextra -Werror -Iplugin/core \
-	-o "$T/mkledger" tests/cli/mkledger.c build/core/*.o -lconfig; then
+# shellcheck disable=SC2046 # one -iquote per folder of plugin/ (as the unit tests)
+if ! cc -std=gnu11 -O1 -Wall -Wextra -Werror -iquote plugin \
+	$(for d in plugin/*/; do printf -- '-iquote %s ' "$d"; done) \
+	-o "$T/mkledger" tests/cli/mkledger.c build/core/*/*.o -lconfig; then
 	echo "cli: cannot build tests/cli/mkledger.c" >&2
 	exit 2
 fi

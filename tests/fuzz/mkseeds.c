@@ -61,8 +61,8 @@ static void save_record(const char *dir, const char *name, const rb_record *r)
 	save(dir, "record", n2, 0, buf, (size_t)n / 2, NULL);
 }
 
-/* A log that was folded (the fuzz target's cap, 8 KiB: plugin/core/
- * eventlog_fold.c): its summary line first, then the attempts kept; with
+/* A log that was folded (the fuzz target's cap, 8 KiB:
+ * plugin/store/eventlog_fold.c): its summary line first, then the attempts kept; with
  * an event to append that folds it again. Job 4243 of cfg's state_dir. */
 static void save_folded(const char *dir, const rb_config *cfg)
 {

@@ -5,7 +5,7 @@
 # time has no task started, so no record: the overview has no row, and the
 # pending set as squeue names it, "A_[0-9%2]  pending, not started". Run as
 # the job's user. Checks the squeue line format the CLI's parser expects
-# (plugin/core/job_addr.c) on this release.
+# (plugin/slurm/job_addr.c) on this release.
 . "$(dirname "$0")/lib.sh"
 CLI=$RB_ROOT/build/restore-budget
 

@@ -1,5 +1,5 @@
 /*
- * test_caps.c - the cap rules (docs/rule.md, "Limits"; plugin/core/caps.h):
+ * test_caps.c - the cap rules (docs/rule.md, "Limits"; plugin/config/caps.h):
  * one table, judged by rb_cap_judge, and the same verdict for one value at
  * the three places that apply it: validating the config file, clamping a
  * job's values at run time and refusing them at sbatch.

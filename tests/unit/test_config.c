@@ -1,6 +1,6 @@
 /*
  * test_config.c - the admin's config file, job options and caps
- * (docs/rule.md, "Limits"; plugin/core/config.h).
+ * (docs/rule.md, "Limits"; plugin/config/config.h).
  *
  * Every error test asserts the exact "file:line: message" text.
  */

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "admin_comment.h"
 #include "scontrol.h"
 #include "slurmconf.h"
 

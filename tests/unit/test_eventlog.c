@@ -1,6 +1,6 @@
 /*
  * test_eventlog.c - a job's event log stays within a fixed cap
- * (plugin/core/eventlog_fold.c, eventsum.c; docs/architecture.md, "The
+ * (plugin/store/eventlog_fold.c, eventsum.c; docs/architecture.md, "The
  * ledger"): older attempts fold into one summary line that keeps their
  * counts, charges and checkpoints; the newest attempts stay whole; a
  * checkpoint path is logged once per attempt; a crash mid-fold leaves the

@@ -1,5 +1,5 @@
 /*
- * test_identity.c - a submission's identity (plugin/core/identity.c).
+ * test_identity.c - a submission's identity (plugin/rule/identity.c).
  */
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 /*
  * test_job_addr.c - a job's address as the CLI reads it ("J" or "A_T") and
- * squeue's lines of an array's tasks (plugin/core/job_addr.c;
+ * squeue's lines of an array's tasks (plugin/slurm/job_addr.c;
  * contrib/cli/README.md, "Job arrays").
  */
 #include <stdarg.h>

@@ -1,5 +1,5 @@
 /*
- * test_ledger.c - records and event logs on disk (plugin/core/ledger.c,
+ * test_ledger.c - records and event logs on disk (plugin/store/ledger.c,
  * ledger_fs.c, ledger_lock.c, eventlog.c, ledger_scan.c).
  *
  * Each test gets a fresh state_dir (mkdtemp, chmod 0755). The ledger

@@ -1,5 +1,5 @@
 /*
- * test_record.c - the ledger record's text form (plugin/core/record.c,
+ * test_record.c - the ledger record's text form (plugin/rule/record.c,
  * record_parse.c).
  *
  * A record must round-trip every field exactly, and every damaged, torn,

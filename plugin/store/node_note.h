@@ -1,0 +1,93 @@
+/*
+ * node_note.h - the node-local note by which only the batch host does
+ * ledger work (docs/architecture.md, "Only the batch host").
+ *
+ * Slurm runs the prolog and epilog on every node of a job and tells none of
+ * them which node runs the batch script. So every prolog only leaves a note
+ * in run_dir (node-local, root-owned, mode 0700): the job as its prolog saw
+ * it, with the attempt number the batch step cannot see. The batch step,
+ * which runs on the batch host alone, claims the note (renames it) and does
+ * the ledger work from it. The epilog does ledger work only where the note
+ * was claimed; everywhere else it removes the note and is done.
+ */
+#ifndef RB_NODE_NOTE_H
+#define RB_NODE_NOTE_H
+
+#include <stdint.h>
+
+#include "config/config.h"
+#include "base/base.h"
+#include "rule/rule.h"
+
+#define RB_RUN_DIR_DEFAULT "/run/restore_budget"
+
+/* What the prolog knows of the job: what a note carries to the batch
+ * step, and what rb_lifecycle_start records. */
+typedef struct {
+	const char *cluster;
+	uint32_t job_id;
+	uint32_t array_job_id;    /* an array task's array id, else 0 */
+	uint32_t array_task_id;   /* its task id (0 when not a task) */
+	int64_t attempt;          /* SLURM_JOB_RESTART_COUNT */
+	uint32_t uid, gid;
+	const char *user;
+	const char *partition;
+	const char *account;
+	const char *work_dir;
+	const char *checkpoint_dir; /* --checkpoint-dir, or NULL */
+	const char *submission;    /* identity across requeues, or NULL (see
+				    * rb_record_names_another_job) */
+	rb_overrides options;      /* parsed job options */
+	int64_t now;
+} rb_job_info;
+
+/* A job read back from a note; job's strings point into the buffers. */
+typedef struct {
+	rb_job_info job;
+	char cluster[RB_NAME_MAX];
+	char user[RB_NAME_MAX];
+	char partition[RB_NAME_MAX];
+	char account[RB_NAME_MAX];
+	char work_dir[RB_PATH_MAX];
+	char submission[RB_SUBMISSION_MAX];
+} rb_note_job;
+
+/* What the epilog finds on its node. */
+typedef enum {
+	RB_NOTE_NONE,    /* no note: no tracked prolog ran here; nothing to do */
+	RB_NOTE_NOTED,   /* a prolog's note nobody claimed: not the batch host */
+	RB_NOTE_CLAIMED, /* the batch step claimed it: the batch host */
+	RB_NOTE_UNKNOWN  /* no run_dir, or one not root's alone: no prolog
+			  * could note the job here; the ledger must decide */
+} rb_note_state;
+
+/* value into out (size bytes): as it is if it fits, else replaced by
+ * "rb-digest:<16 hex of rb_checksum>:<length>", which is no path and no
+ * name a config lists. 0 kept, 1 replaced. (docs/security.md, "Names") */
+int rb_note_fit(const char *value, size_t size, char *out);
+
+/* Prolog: note the job on this node (host = this node's name). Every value
+ * is escaped, so any byte a path or name may hold round-trips; a value
+ * longer than rb_note_job keeps is replaced (rb_note_fit) and logged. */
+int rb_note_write(const char *run_dir, const char *host,
+		  const rb_job_info *job, rb_err *err);
+
+/* Batch step (root): claim this node's note and read the job back.
+ * 0 claimed, 1 no note here, -1 error (said in err). */
+int rb_note_claim(const char *run_dir, const char *host, const char *cluster,
+		  uint32_t job_id, rb_note_job *out, rb_err *err);
+
+/* Batch step without a note (Slurm ran no prolog): mark this node as the
+ * batch host so its epilog records the end. */
+int rb_note_mark(const char *run_dir, const char *host, const char *cluster,
+		 uint32_t job_id, rb_err *err);
+
+/* Epilog: what this node holds for the job. */
+rb_note_state rb_note_look(const char *run_dir, const char *host,
+			   const char *cluster, uint32_t job_id);
+
+/* Epilog: the job is done on this node; drop its notes. */
+void rb_note_forget(const char *run_dir, const char *host,
+		    const char *cluster, uint32_t job_id);
+
+#endif
