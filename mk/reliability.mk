@@ -7,7 +7,7 @@
 #   make valgrind      tests/reliability/valgrind.sh: memcheck on the core
 #                      lifecycle path (vg_driver) and the CLI (root)
 #
-# The programs link the plain core objects (build/core/*.o), like the unit
+# The programs link the plain core objects (build/core/*/*.o), like the unit
 # tests, with their own small harness (tests/reliability/rel.h).
 
 REL_DIR  := $(BUILD)/reliability

@@ -107,7 +107,7 @@ END {
 
 	print "## Method"
 	print ""
-	print "- **Event** (`tests/bench/bench_events.c`, linked against `build/core/*.o`):"
+	print "- **Event** (`tests/bench/bench_events.c`, linked against `build/core/*/*.o`):"
 	print "  the core calls the SPANK glue makes, in its order, each with the config"
 	print "  loaded from a real file (libconfig) as the glue does:"
 	print "  *prolog* = `rb_config_load` + `rb_lifecycle_start`;"

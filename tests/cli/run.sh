@@ -12,8 +12,8 @@ cd "$(dirname "$0")/../.." || exit 2
 ROOT=$PWD
 CLI_BUILT=$ROOT/build/restore-budget
 
-if [ ! -x "$CLI_BUILT" ] || ! ls build/core/*.o >/dev/null 2>&1; then
-	echo "cli: build/restore-budget or build/core/*.o missing: run 'make all' first" >&2
+if [ ! -x "$CLI_BUILT" ] || ! ls build/core/*/*.o >/dev/null 2>&1; then
+	echo "cli: build/restore-budget or build/core/*/*.o missing: run 'make all' first" >&2
 	exit 2
 fi
 if [ "$(id -u)" != 0 ]; then
