@@ -198,15 +198,6 @@ void cli_event_free(cli_event *e);
 const char *cli_event_get(const cli_event *e, const char *key);
 const char *cli_event_str(const cli_event *e, const char *key);
 
-/*
- * How attempt n-1 ended as charged at attempt n's start ("interrupted",
- * "failed:CODE"), from the event log; the failed exit code is taken from
- * attempt n-1's end event. Returns 0 with buf set, or -1 if the log does
- * not say.
- */
-int cli_last_end(const cli_ctx *ctx, uint32_t job_id, int64_t n, char *buf,
-		 size_t len);
-
 /* --- jobs and job arrays (cli_array.c) ------------------------------------------- */
 
 /* One record a JOB argument names: its key and, for a task, its task id. */

@@ -26,10 +26,6 @@ typedef struct {
 	json_object *events;   /* --json */
 	size_t n, torn;
 	bool oom;
-	/* the newest end seen, to name a failed attempt's exit code where
-	 * the start event only says "failed:0" (see charged_end below) */
-	char last_end_attempt[24];
-	char last_end[48];
 	rb_evsum sum;          /* the totals (a folded log's too) */
 } explain_state;
 
@@ -312,41 +308,6 @@ static json_object *event_json(const event *e)
 
 /* --- the walk ----------------------------------------------------------------- */
 
-/* Keep the newest end event's attempt and end ("failed:1"). */
-static void remember_end(explain_state *st, const event *e)
-{
-	const char *end = ev_get(e, "end");
-
-	if (strcmp(ev_s(e, "kind"), "end") != 0 || !end)
-		return;
-	rb_strlcpy(st->last_end_attempt, ev_s(e, "attempt"),
-		   sizeof(st->last_end_attempt));
-	rb_strlcpy(st->last_end, end, sizeof(st->last_end));
-}
-
-/*
- * A start event names the charged attempt's end without its exit code
- * ("failed:0", lifecycle.c formats it with code 0); the end event of that
- * attempt, just before, has the code. Put it in.
- */
-static void fix_charged_end(const explain_state *st, event *e)
-{
-	for (size_t i = 0; i < e->n; i++) {
-		char *v;
-
-		if (strcmp(e->pairs[i].key, "charged_end") != 0 ||
-		    strncmp(e->pairs[i].value, "failed:", 7) != 0 ||
-		    strcmp(ev_s(e, "charged"), st->last_end_attempt) != 0 ||
-		    strncmp(st->last_end, "failed:", 7) != 0)
-			continue;
-		v = strdup(st->last_end);
-		if (!v)
-			return;
-		free(e->pairs[i].value);
-		e->pairs[i].value = v;
-	}
-}
-
 static int on_event(const char *line, bool ok, void *vctx)
 {
 	explain_state *st = vctx;
@@ -372,8 +333,6 @@ static int on_event(const char *line, bool ok, void *vctx)
 		st->oom = true;
 		return 1;
 	}
-	remember_end(st, &e);
-	fix_charged_end(st, &e);
 	if (strcmp(ev_s(&e, "kind"), "folded") == 0 && st->events)
 		json_object_array_add(st->events, cli_folded_json(&e));
 	else if (strcmp(ev_s(&e, "kind"), "folded") == 0)

@@ -90,27 +90,24 @@ static const char *exhausted_text(const rb_record *rec, char *buf, size_t len)
 
 /*
  * How the previous attempt ended, as charged ("interrupted", "failed:1"),
- * or "none". The record's prev_end is used when it says something; the
- * ledger does not store it (yet), so the event log is asked: the start
- * event of the current attempt names it.
+ * or "none": the record's prev_end, written by the charge (engine.c).
  */
-static void last_end(const cli_ctx *ctx, const rb_record *rec, char *buf,
-		     size_t len)
+static void last_end(const rb_record *rec, char *buf, size_t len)
 {
 	const rb_budget *b = &rec->budget;
 
 	if (b->prev_end != RB_END_NONE)
 		rb_end_format(b->prev_end, b->prev_end_code, buf, len);
-	else if (cli_last_end(ctx, rec->job_id, b->cur.attempt, buf, len) < 0)
+	else
 		snprintf(buf, len, "none");
 }
 
-static const char *last_end_text(const cli_ctx *ctx, const rb_record *rec,
+static const char *last_end_text(const rb_record *rec,
 				 char *buf, size_t len)
 {
 	char what[48];
 
-	last_end(ctx, rec, what, sizeof(what));
+	last_end(rec, what, sizeof(what));
 	if (strcmp(what, "none") == 0)
 		snprintf(buf, len, "none");
 	else
@@ -176,7 +173,7 @@ static void print_attempt(const rb_attempt *a)
 }
 
 /* The budget: counters, what is left, the checkpoint, limits and totals. */
-static void print_budget(const cli_ctx *ctx, const rb_record *rec)
+static void print_budget(const rb_record *rec)
 {
 	const rb_budget *b = &rec->budget;
 	const rb_limits *l = &b->cur.limits;
@@ -194,7 +191,7 @@ static void print_budget(const cli_ctx *ctx, const rb_record *rec)
 	kv("exhausted", exhausted_text(rec, buf, sizeof(buf)));
 	kv_safe("checkpoint", b->checkpoint, "(none found yet)");
 	cli_show_fallback(rec);
-	kv("last end", last_end_text(ctx, rec, end, sizeof(end)));
+	kv("last end", last_end_text(rec, end, sizeof(end)));
 	format_limits(l, buf, sizeof(buf));
 	kv("limits", buf);
 	snprintf(buf, sizeof(buf), "%" PRId64 " interruptions, %" PRId64
@@ -221,13 +218,13 @@ static int show_one(cli_ctx *ctx, uint32_t job_id)
 		json_object *o = cli_json_record(rec);
 		char end[48];
 
-		last_end(ctx, rec, end, sizeof(end));
+		last_end(rec, end, sizeof(end));
 		json_object_object_add(o, "last_end", cli_json_string(end));
 		rc = cli_json_print(o) < 0 ? CLI_EDATA : CLI_OK;
 	} else {
 		print_identity(rec);
 		print_attempt(&rec->budget.cur);
-		print_budget(ctx, rec);
+		print_budget(rec);
 		rc = fflush(stdout) == 0 ? CLI_OK : CLI_EDATA;
 	}
 	free(rec);

@@ -299,7 +299,7 @@ rb_decision rb_engine_start_ruled(rb_budget *b, int64_t n,
 	c->restore_failures_before = c->restore_failures_after =
 		b->restore_failures;
 
-	/* A repeated start (another node's prolog, a retried callback) or a
+	/* A repeated start (a retried callback, a replayed note) or a
 	 * stale one: nothing changes, the earlier decision stands. */
 	if (n <= b->cur.attempt) {
 		d = b->cur.refused ? RB_DECISION_REFUSE : RB_DECISION_RUN;
@@ -316,6 +316,8 @@ rb_decision rb_engine_start_ruled(rb_budget *b, int64_t n,
 			b->last_charged = b->cur.attempt;
 			c->attempt = b->cur.attempt;
 			c->end = end_as_charged(&b->cur);
+			c->end_code = c->end == RB_END_FAILED ?
+					      b->cur.end_code : 0;
 			c->phase = phase_at_end(&b->cur);
 			c->refused = true;
 		} else

@@ -144,10 +144,11 @@ typedef enum {
 void rb_budget_init(rb_budget *b);
 
 /*
- * Attempt n starts (prolog). Charges the previous recorded attempt once,
- * decides whether n may run, and records n as the current attempt with the
- * limits in force. Idempotent: for an attempt already started (a second node,
- * a repeated callback) nothing changes and the earlier decision is returned.
+ * Attempt n starts (in its batch step). Charges the previous recorded
+ * attempt once, decides whether n may run, and records n as the current
+ * attempt with the limits in force. Idempotent: for an attempt already
+ * started (a repeated callback, a replayed note) nothing changes and the
+ * earlier decision is returned.
  * `charge` (may be NULL) receives what was charged; `reason` (may be NULL)
  * a one-line human explanation, e.g.
  * "restore 3 of 3 failed: failures 2 > max_failures 1".

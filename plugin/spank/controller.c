@@ -117,7 +117,7 @@ void controller_note_reason(const rb_job_ref *job, const char *kind,
 
 /*
  * on_exhausted = "hold": rather than run an exhausted attempt only to refuse
- * it, the prolog that refuses it requeues the job held (as `scontrol
+ * it, the batch step that refuses it requeues the job held (as `scontrol
  * requeuehold` does) with the reason in its AdminComment (merged into the
  * site's text, controller_note_reason), so an admin can
  * `restore-budget grant` and `scontrol release` it. (An epilog cannot do it

@@ -7,8 +7,10 @@
  * "Where each event happens"):
  *   sbatch         init: register options; init_post_opt: refuse over-cap values
  *   slurmd         init: load and check the config, log loudly
- *   job_prolog     (root, every node) charge the previous attempt, record this one
- *   user_init      (batch step, euid = job user) find the checkpoint, export env
+ *   job_prolog     (root, every node) leave a node-local note of the job
+ *   user_init      (batch step, uid 0, euid the job's user) claim the note,
+ *                  charge the previous attempt and record this one; find
+ *                  the checkpoint as the user, export the environment
  *   task_post_fork (batch step, root) record the phase and checkpoint handed out
  *   task_init      (job user) refuse an exhausted attempt: the job ends FAILED 1:0
  *   job_epilog     (root, every node) record how the attempt ended

@@ -13,7 +13,7 @@
  *   - refused: the message names the option and holds no control byte
  *     (it is printed by sbatch on the user's terminal);
  *   - rb_config_check_caps (sbatch) accepting the job implies
- *     rb_config_resolve (prolog) clamps nothing; resolved limits are always
+ *     rb_config_resolve (the batch step) clamps nothing; resolved limits are always
  *     within the caps, for a grouped and a ray config, with and without
  *     allow_unlimited.
  */

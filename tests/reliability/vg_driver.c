@@ -1,13 +1,14 @@
 /*
  * vg_driver.c - the plugin's core path, for valgrind (tests/reliability/
- * valgrind.sh). build/restore_budget.so cannot run outside slurmd (it needs
- * Slurm's host symbols), so this drives the same core functions the SPANK
- * callbacks call, in the same order, on a real ledger:
+ * valgrind.sh). vg_plugin.c loads the built .so with a played SPANK host;
+ * this drives the core functions the callbacks call directly, in the same
+ * order, on a real ledger, so that memcheck also sees the core paths the
+ * played host does not reach:
  *
  *   vg_driver CONFIG CLUSTER JOB CKPT_DIR
  *
- * config load, option parsing and caps (sbatch), rb_lifecycle_start
- * (prolog), rb_checkpoint_find + rb_lifecycle_report (batch step),
+ * config load, option parsing and caps (sbatch), rb_lifecycle_start,
+ * rb_checkpoint_find + rb_lifecycle_report (batch step),
  * rb_ack_seen, rb_lifecycle_epilog (epilog) for a job that is preempted
  * once and then fails its restores until it is refused, a grant, and the
  * reads the CLI does. Exits 0 if every call did what the scenario expects.

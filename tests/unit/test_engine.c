@@ -514,6 +514,28 @@ static void test_refused_attempt_is_not_charged_again(void **state)
 	assert_non_null(strstr(reason, "attempt 2 was refused"));
 }
 
+/* The charge names a refused attempt's end with its exit code, as it does
+ * a charged one's: the start event says "failed:1", and no reader has to
+ * find the code in the end event (docs/rule.md). */
+static void test_refused_attempts_end_keeps_its_exit_code(void **state)
+{
+	(void)state;
+	rb_budget b;
+	rb_limits l = limits(0, 1);
+	rb_charge c;
+
+	restoring_at_1(&b, &l);
+	rb_engine_end(&b, 1, RB_END_FAILED, 42, 1150);
+	assert_int_equal(begin(&b, 2, &l, NULL, NULL), RB_DECISION_REFUSE);
+	rb_engine_end(&b, 2, RB_END_FAILED, 1, 1250);
+	b.granted = 1;
+	assert_int_equal(rb_engine_start(&b, 3, &l, 0, &c, NULL, 0),
+			 RB_DECISION_RUN);
+	assert_true(c.refused);
+	assert_int_equal(c.end, RB_END_FAILED);
+	assert_int_equal(c.end_code, 1);
+}
+
 static void test_restores_left_formula(void **state)
 {
 	(void)state;
@@ -803,6 +825,7 @@ int main(void)
 		cmocka_unit_test(test_exhausted_iff_failures_exceed_max),
 		cmocka_unit_test(test_refusal_reason_names_the_counts),
 		cmocka_unit_test(test_refused_attempt_is_not_charged_again),
+		cmocka_unit_test(test_refused_attempts_end_keeps_its_exit_code),
 		cmocka_unit_test(test_restores_left_formula),
 		cmocka_unit_test(test_restores_left_counts_down_to_refusal),
 		cmocka_unit_test(test_lowered_R_converts_at_next_restore_failure),
