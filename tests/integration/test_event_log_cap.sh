@@ -1,9 +1,10 @@
 #!/bin/bash
 # test_event_log_cap.sh - a job's event log stays within its 64 KiB cap
 # (docs/architecture.md, "The ledger"; issue 19, "Bounded growth").
-#   rbuser's job requeues itself (scontrol requeue: any user may) 11 times,
-#   each attempt handed a checkpoint whose path is ~2 KB of '=' (~6 KB
-#   once escaped; not '%', which --checkpoint-dir expands: %% is one '%').
+#   rbuser's job requeues itself (scontrol requeue: any user may) 8 times,
+#   each attempt handed a checkpoint whose path is ~3.6 KB of '=' (~11 KB
+#   once escaped; not '%', which --checkpoint-dir expands: %% is one '%'),
+#   so the log crosses its cap by attempt 6.
 #   On e9a1c74 the path was logged twice an attempt and the
 #   log grew ~13 KB an attempt without bound: over 64 KiB by attempt 5. Now
 #   the older attempts fold into one summary line: the log stays under the
@@ -13,7 +14,7 @@
 . "$(dirname "$0")/lib.sh"
 T0=$SECONDS
 CLI=$RB_ROOT/build/restore-budget
-LAST=11
+LAST=8
 CAP=65536
 
 rb_cluster_up 'max_failures = 1;
@@ -22,9 +23,10 @@ restore_timeout = 0;' || { fail "cluster up"; summary; }
 cli() { "$CLI" --config "$RB_CONF" --cluster "$RB_CLUSTER_NAME_USED" "$@"; }
 
 rb_workdir selfrq >/dev/null
-# eight levels of 240 '=': the checkpoint path is ~2 KB, 3x once escaped
+# fifteen levels of 240 '=': the checkpoint path is ~3.6 KB (PATH_MAX is
+# 4096), 3x once escaped
 eq=$(printf '=%.0s' $(seq 240))
-ck=ck/$eq/$eq/$eq/$eq/$eq/$eq/$eq/$eq
+ck=ck$(printf "/$eq%.0s" $(seq 15))
 check "rbuser makes a deep checkpoint dir" as_user mkdir -p "$ck"
 j=$(RB_JOB_LAST=$LAST RB_JOB_CKDIR=$RB_WORKDIR/$ck submit_as_user -p low \
     --checkpoint-dir="$ck" "$RB_ROOT/tests/integration/jobs/selfrequeue.sh") ||
