@@ -60,10 +60,11 @@ SLURM_SRC  := $(addprefix plugin/slurm/,child.c job_addr.c scontrol.c \
 LIFECYCLE_SRC := plugin/lifecycle/lifecycle.c
 SPANK_SRC  := $(addprefix plugin/spank/,allocator.c batch.c controller.c \
                 job_script.c options.c plugin.c slurmd.c)
-CLI_SRC    := $(addprefix contrib/cli/,cli_admin.c cli_array.c cli_config.c \
-                cli_env.c cli_events.c cli_explain.c cli_fallback.c \
-                cli_folded.c cli_json.c cli_list.c cli_metrics.c \
-                cli_requeue.c cli_show.c cli_util.c main.c)
+# contrib/cli/: one file per command (cli_<command>.c), then what they share
+CLI_SRC    := $(addprefix contrib/cli/,cli_show.c cli_explain.c cli_list.c \
+                cli_check_config.c cli_grant.c cli_gc.c cli_metrics.c \
+                main.c cli_array.c cli_env.c cli_events.c cli_fallback.c \
+                cli_folded.c cli_json.c cli_requeue.c cli_util.c)
 CORE_DIRS  := base rule config store user slurm lifecycle
 # the core: every folder but spank/ (no spank.h), linked into the .so,
 # the CLI and every test

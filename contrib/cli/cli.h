@@ -318,4 +318,7 @@ void cli_requeue_check(const rb_config *cfg, cli_requeue *out);
 /* "requeue_exit" and "warnings" in check-config's JSON, where known. */
 void cli_requeue_json(json_object *o, const cli_requeue *r);
 
+/* CLI_OK as root; else a message naming `what` and CLI_EPERM. */
+int cli_need_root(const char *what);
+
 #endif

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "base/base.h"
 
@@ -218,4 +219,14 @@ cli_state cli_job_state_id(const rb_record *rec)
 const char *cli_job_state(const rb_record *rec)
 {
 	return cli_state_names[cli_job_state_id(rec)];
+}
+
+/* The commands that change the ledger run as root only. */
+int cli_need_root(const char *what)
+{
+	if (geteuid() == 0)
+		return CLI_OK;
+	cli_error("%s changes the ledger and needs root (run it with sudo)",
+		  what);
+	return CLI_EPERM;
 }

@@ -1,5 +1,5 @@
 /*
- * cli_config.c - `restore-budget check-config [FILE]`: validate the admin's
+ * cli_check_config.c - `restore-budget check-config [FILE]`: validate the admin's
  * file with the plugin's own loader and show what it means.
  */
 #include "cli.h"
