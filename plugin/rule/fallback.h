@@ -44,11 +44,6 @@ typedef struct {
 	char id[RB_FILE_ID_TEXT_MAX];
 } rb_fallback_prev;
 
-/* "dev:ino:size:mtime_ns" into buf; -1 if it does not fit. */
-int rb_file_id_format(const rb_file_id *id, char *buf, size_t len);
-/* Its inverse: 0, or -1 (malformed: *id zeroed). */
-int rb_file_id_parse(const char *s, size_t n, rb_file_id *id);
-
 /* rec's bad list; a malformed entry is left out. */
 void rb_fallback_bad_list(const rb_record *rec, rb_bad_list *out);
 

@@ -61,6 +61,11 @@ int rb_file_id_of(const char *path, rb_file_id *id);
 
 bool rb_file_id_equal(const rb_file_id *a, const rb_file_id *b);
 
+/* "dev:ino:size:mtime_ns" into buf; -1 if it does not fit. */
+int rb_file_id_format(const rb_file_id *id, char *buf, size_t len);
+/* Its inverse: 0, or -1 (malformed: *id zeroed). */
+int rb_file_id_parse(const char *s, size_t n, rb_file_id *id);
+
 /* Is the file at path (identity *id) one of marks: same path and same
  * identity? */
 bool rb_ckpt_marked(const rb_ckpt_marks *marks, const char *path,

@@ -1,11 +1,14 @@
 /*
- * checkpoint_id.c - a checkpoint's file identity, and whether a file is one
- * of a list of marked checkpoints (docs/rule.md, "Checkpoint fallback").
+ * checkpoint_id.c - a checkpoint's file identity (taken, compared, as text
+ * "dev:ino:size:mtime_ns" and back), and whether a file is one of a list
+ * of marked checkpoints (docs/rule.md, "Checkpoint fallback").
  * Runs as the caller, like checkpoint.c: the batch step calls it as the
  * job's user.
  */
 #include "checkpoint.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -43,4 +46,60 @@ bool rb_ckpt_marked(const rb_ckpt_marks *marks, const char *path,
 		    strcmp(marks->mark[i].path, path) == 0)
 			return true;
 	return false;
+}
+
+int rb_file_id_format(const rb_file_id *id, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%" PRIu64 ":%" PRIu64 ":%" PRIu64 ":%" PRId64,
+			 id->dev, id->ino, id->size, id->mtime_ns);
+
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* A decimal number (optionally negative) of s[*p, n) up to ':' or the
+ * end, into *v; *p after it and its ':'. 0, or -1. */
+static int id_number(const char *s, size_t n, size_t *p, bool sign,
+		     uint64_t *v, bool *neg)
+{
+	size_t start;
+
+	*v = 0;
+	*neg = sign && *p < n && s[*p] == '-';
+	*p += *neg;
+	start = *p;
+	for (; *p < n && s[*p] != ':'; (*p)++) {
+		unsigned d = (unsigned)(s[*p] - '0');
+
+		if (d > 9 || *v > (UINT64_MAX - d) / 10)
+			return -1;
+		*v = *v * 10 + d;
+	}
+	if (*p == start)
+		return -1;
+	if (*p < n)
+		(*p)++;
+	return 0;
+}
+
+int rb_file_id_parse(const char *s, size_t n, rb_file_id *id)
+{
+	uint64_t v[4];
+	size_t p = 0;
+	bool neg = false;
+
+	memset(id, 0, sizeof(*id));
+	for (int i = 0; i < 4; i++) {
+		bool last = i == 3;
+
+		if (id_number(s, n, &p, last, &v[i], &neg) < 0 ||
+		    (last && p != n) || (!last && (p >= n || s[p - 1] != ':')))
+			return -1;
+	}
+	if (v[1] == 0 || v[3] > (uint64_t)INT64_MAX)
+		return -1;
+	id->dev = v[0];
+	id->ino = v[1];
+	id->size = v[2];
+	id->mtime_ns = neg ? -(int64_t)v[3] : (int64_t)v[3];
+	return 0;
 }
