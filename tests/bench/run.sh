@@ -73,9 +73,10 @@ part_error() {
     local name=$1 logf=$2 line
     errors=$((errors + 1))
     while IFS= read -r line; do
-        printf 'bench: %s\n' "$line" >&2
+        printf 'bench: %s\n' "${line#bench: }" >&2
         printf '%s\n' "$line" >>"$NOTES"
-    done < <(grep -E 'ERROR' "$logf" || echo "ERROR: $name failed without an ERROR line")
+    done < <(grep -E 'ERROR' "$logf" || grep -Ei 'error' "$logf" | tail -n 1 | sed 's/^/ERROR: /' | grep . ||
+        echo "ERROR: $name failed without an error line")
     note "ERROR: $name: not measured (see $logf)"
 }
 

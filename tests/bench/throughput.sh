@@ -74,7 +74,7 @@ submit() {
                 sbatch --parsable --requeue -N1 -n1 -o /dev/null -J "tp-$2" --wrap true || exit 1
             done' _ "$n" "$var" 2>"$err") || {
             cat "$err" >&2
-            [[ -z ${CAUSE[$var]:-} ]] && CAUSE[$var]="sbatch failed: $(grep . "$err" | tail -n 1)"
+            [[ -z ${CAUSE[$var]:-} ]] && CAUSE[$var]="sbatch failed: $(grep . "$err" | head -n 1)"
             echo "throughput: sbatch failed ($var)" >&2
             return 1
         }
