@@ -1,7 +1,10 @@
 # shellcheck shell=bash
-# tests/bench/cluster_variant.sh - what e2e.sh and throughput.sh share, sourced
-# after tests/integration/lib.sh.
+# tests/bench/cluster_variant.sh - what e2e.sh and throughput.sh share. Sourced
+# first: it sources tests/integration/lib.sh (cluster name rbbench).
 #
+#   bench_begin NAME                OUT (BENCH_OUT, default build/bench),
+#                                   bench_cluster_parent OUT, then
+#                                   bench_private_plugin NAME
 #   bench_cluster_parent OUT        set RB_CLUSTER_PARENT (where rb_cluster_up
 #                                   makes the cluster's dir): BENCH_CLUSTER_PARENT,
 #                                   else OUT/cluster (under build/, not a shared
@@ -24,6 +27,18 @@
 #                                   batch step, epilog) and the clients (sbatch,
 #                                   srun) read it afresh for every job, so both
 #                                   variants share the same daemons and node.
+
+RB_CLUSTER_NAME=rbbench
+export RB_CLUSTER_NAME
+BENCH_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../integration/lib.sh
+. "$BENCH_HERE/../integration/lib.sh"
+
+bench_begin() {
+    OUT=${BENCH_OUT:-$BENCH_HERE/../../build/bench}
+    mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd) || return 1
+    bench_cluster_parent "$OUT" && bench_private_plugin "$1"
+}
 
 bench_cluster_parent() {
     local p=${BENCH_CLUSTER_PARENT:-$1/cluster}

@@ -23,17 +23,8 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 RUNS=${BENCH_E2E_RUNS:-30}
-OUT=${BENCH_OUT:-$here/../../build/bench}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-
-RB_CLUSTER_NAME=rbbench
-export RB_CLUSTER_NAME
-. "$here/../integration/lib.sh"
 . "$here/cluster_variant.sh"
-bench_cluster_parent "$OUT" || exit 1
-
-bench_private_plugin e2e-restore_budget.so || exit 1
+bench_begin e2e-restore_budget.so || exit 1
 
 RB_TEST_NAME=bench-e2e
 rb_cluster_up 'max_failures = 2; restore_retry_num = 3; restore_timeout = 300;' || exit 1

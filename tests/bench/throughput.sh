@@ -38,14 +38,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 JOBS=${THROUGHPUT_JOBS:-300}
 ROUNDS=${THROUGHPUT_ROUNDS:-6}
-OUT=${BENCH_OUT:-$here/../../build/bench}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-RB_CLUSTER_NAME=rbbench
-export RB_CLUSTER_NAME
-. "$here/../integration/lib.sh"
 . "$here/cluster_variant.sh"
-bench_cluster_parent "$OUT" || exit 1
 
 ARRAY=${THROUGHPUT_ARRAY:-300}
 AROUNDS=${THROUGHPUT_ARRAY_ROUNDS:-4}
@@ -57,7 +50,7 @@ AWRAP=${THROUGHPUT_ARRAY_WRAP:-true}
 PER=$((JOBS / ROUNDS))
 CHUNK=20 # sbatch calls per as_user (its timeout is 30 s)
 
-bench_private_plugin throughput-restore_budget.so || exit 1
+bench_begin throughput-restore_budget.so || exit 1
 RB_TEST_NAME=bench-throughput
 rb_cluster_up 'max_failures = 2; restore_retry_num = 3; restore_timeout = 300;' || exit 1
 bench_variant_init || exit 1
