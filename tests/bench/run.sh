@@ -17,7 +17,9 @@
 #
 # Writes $BENCH_OUT/results.md (the report), $BENCH_OUT/raw.txt (every
 # key=value line) and logs beside them. Needs root (the ledger must be
-# root-owned, as in production). Exit status: 0 unless a step could not run.
+# root-owned, as in production). Exit status: 0 unless a step could not run;
+# 1 if a part on the private cluster (e2e, throughput) failed: its ERROR
+# lines (variant and cause) on stderr, none of its numbers in the report.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -62,6 +64,21 @@ log() { printf '[bench %s] %s\n' "$(date +%T)" "$*" >&2; }
 note() { printf '%s\n' "$*" >>"$NOTES"; log "note: $*"; }
 raw() { printf '%s\n' "$*" >>"$RAW"; }
 t_start=$(date +%s)
+# part_error PART LOG - a part on the private cluster failed (a variant's
+# batch, the plugin unreadable by the job user, the cluster): its numbers
+# stay out of the report (no row of 0 jobs), its ERROR lines go to stderr
+# and the notes, and the bench exits 1.
+errors=0
+part_error() {
+    local name=$1 logf=$2 line
+    errors=$((errors + 1))
+    while IFS= read -r line; do
+        printf 'bench: %s\n' "${line#bench: }" >&2
+        printf '%s\n' "$line" >>"$NOTES"
+    done < <(grep -E 'ERROR' "$logf" || grep -Ei 'error' "$logf" | tail -n 1 | sed 's/^/ERROR: /' | grep . ||
+        echo "ERROR: $name failed without an error line")
+    note "ERROR: $name: not measured (see $logf)"
+}
 
 # Sizes, ascending and unique.
 read -r -a SIZES <<<"$(tr ' ' '\n' <<<"$RECORDS" | grep -E '^[0-9]+$' | sort -n -u | tr '\n' ' ')"
@@ -217,9 +234,12 @@ fi
 # ---- 3: end to end ---------------------------------------------------------------
 if part e2e && ((E2E_RUNS > 0)); then
     log "end to end: $E2E_RUNS runs per variant (tests/bench/e2e.sh)"
-    BENCH_E2E_RUNS=$E2E_RUNS BENCH_OUT=$OUT BENCH_PLUGIN=${BENCH_PLUGIN:-build/restore_budget.so} \
-        "$here/e2e.sh" >"$OUT/e2e.log" 2>&1 || note "e2e.sh failed (see $OUT/e2e.log)"
-    grep -E '^e2e ' "$OUT/e2e.log" >>"$RAW"
+    if BENCH_E2E_RUNS=$E2E_RUNS BENCH_OUT=$OUT BENCH_PLUGIN=${BENCH_PLUGIN:-build/restore_budget.so} \
+        "$here/e2e.sh" >"$OUT/e2e.log" 2>&1; then
+        grep -E '^e2e ' "$OUT/e2e.log" >>"$RAW"
+    else
+        part_error e2e "$OUT/e2e.log"
+    fi
 fi
 
 # ---- 5: the prolog storm ---------------------------------------------------------
@@ -265,8 +285,12 @@ if part throughput && ((TP_JOBS + TP_ARRAY > 0)); then
     log "throughput: $TP_JOBS jobs per variant in $TP_ROUNDS rounds, a $TP_ARRAY-task array per variant in $TP_AROUNDS rounds (tests/bench/throughput.sh)"
     THROUGHPUT_JOBS=$TP_JOBS THROUGHPUT_ROUNDS=$TP_ROUNDS THROUGHPUT_ARRAY=$TP_ARRAY THROUGHPUT_ARRAY_ROUNDS=$TP_AROUNDS \
         BENCH_OUT=$OUT BENCH_PLUGIN=${BENCH_PLUGIN:-build/restore_budget.so} \
-        "$here/throughput.sh" >"$OUT/throughput.log" 2>&1 || note "throughput.sh failed: a batch failed or the cluster did not start (see $OUT/throughput.log)"
-    grep -E '^throughput(_array[a-z_]*)? ' "$OUT/throughput.log" >>"$RAW"
+        "$here/throughput.sh" >"$OUT/throughput.log" 2>&1
+    if (($? == 0)); then
+        grep -E '^throughput(_array[a-z_]*)? ' "$OUT/throughput.log" >>"$RAW"
+    else
+        part_error throughput "$OUT/throughput.log"
+    fi
 fi
 
 raw "loadavg_end $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -277,3 +301,5 @@ rerun="make bench BENCH_PARTS=\"$PARTS\" BENCH_EVENTS=\"$EVENTS\" BENCH_RECORDS=
 SIZES_STR="${SIZES[*]}" RERUN=$rerun awk -f "$here/report.awk" "$NOTES" "$RAW" >"$OUT/results.md"
 log "wrote $OUT/results.md"
 cat "$OUT/results.md"
+((errors == 0)) || { printf 'bench: ERROR: %d part(s) failed; their numbers are not in %s\n' "$errors" "$OUT/results.md" >&2; exit 1; }
+exit 0

@@ -30,21 +30,15 @@
 # task runs; `false` makes every array batch fail, to see that path),
 # BENCH_OUT (build/bench), BENCH_PLUGIN (build/restore_budget.so).
 # Prints "throughput ..." and "throughput_array ..." key=value lines; no time
-# is asserted. Exit 1 if the cluster could not start or any batch failed (a
-# failed variant is an error, never a total of 0).
+# is asserted. Exit 1 if the cluster could not start, the job user cannot
+# read the plugin, or any batch failed: a failed variant is an error
+# ("throughput: ERROR: variant V: ... cause" on stderr), never a total of 0.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 JOBS=${THROUGHPUT_JOBS:-300}
 ROUNDS=${THROUGHPUT_ROUNDS:-6}
-OUT=${BENCH_OUT:-$here/../../build/bench}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-RB_CLUSTER_NAME=rbbench
-export RB_CLUSTER_NAME
-. "$here/../integration/lib.sh"
 . "$here/cluster_variant.sh"
-bench_cluster_parent "$OUT" || exit 1
 
 ARRAY=${THROUGHPUT_ARRAY:-300}
 AROUNDS=${THROUGHPUT_ARRAY_ROUNDS:-4}
@@ -56,21 +50,27 @@ AWRAP=${THROUGHPUT_ARRAY_WRAP:-true}
 PER=$((JOBS / ROUNDS))
 CHUNK=20 # sbatch calls per as_user (its timeout is 30 s)
 
-bench_private_plugin "$OUT" throughput-restore_budget.so || exit 1
+bench_begin throughput-restore_budget.so || exit 1
 RB_TEST_NAME=bench-throughput
 rb_cluster_up 'max_failures = 2; restore_retry_num = 3; restore_timeout = 300;' || exit 1
-bench_variant_init
+bench_variant_init || exit 1
 
 # submit VARIANT K - K jobs as the user; prints "T0 id id ..." (T0 = the
 # first sbatch's start, $EPOCHREALTIME).
+# A failure's cause (sbatch's last error line) goes to CAUSE[VARIANT].
 submit() {
-    local var=$1 k=$2 n out t0="" ids=() more
+    local var=$1 k=$2 n out t0="" ids=() more err=$OUT/throughput-sbatch.err
     while ((k > 0)); do
         n=$((k < CHUNK ? k : CHUNK))
         out=$(as_user bash -c 'echo "$EPOCHREALTIME"
             for ((i = 0; i < $1; i++)); do
                 sbatch --parsable --requeue -N1 -n1 -o /dev/null -J "tp-$2" --wrap true || exit 1
-            done' _ "$n" "$var") || { echo "throughput: sbatch failed ($var)" >&2; return 1; }
+            done' _ "$n" "$var" 2>"$err") || {
+            cat "$err" >&2
+            [[ -z ${CAUSE[$var]:-} ]] && CAUSE[$var]="sbatch failed: $(grep . "$err" | head -n 1)"
+            echo "throughput: sbatch failed ($var)" >&2
+            return 1
+        }
         [[ -z $t0 ]] && t0=$(head -n 1 <<<"$out")
         read -r -a more <<<"$(tail -n +2 <<<"$out" | cut -d';' -f1 | tr '\n' ' ')"
         ids+=("${more[@]}")
@@ -89,8 +89,15 @@ drained() {
     date +%s.%N
 }
 
-declare -A MS=([with]="" [without]="") JOBIDS=([with]="" [without]="")
+declare -A MS=([with]="" [without]="") JOBIDS=([with]="" [without]="") CAUSE=() VFAILS=([with]=0 [without]=0)
 fails=0
+# failed VARIANT CAUSE - count a failed batch of VARIANT, keep its first cause
+failed() {
+    fails=$((fails + 1))
+    VFAILS[$1]=$((VFAILS[$1] + 1))
+    [[ -z ${CAUSE[$1]:-} ]] && CAUSE[$1]=$2
+    return 1
+}
 # batch VARIANT ROUND K - one measured batch.
 batch() {
     local var=$1 r=$2 k=$3 line t0 t1 ids done_n
@@ -99,9 +106,11 @@ batch() {
     # starts ~0.4 s later (seen here), a cost of switching, not of either
     # variant; ABBA would balance it, but it would blur every batch
     submit "$var" 1 >/dev/null && drained 60 >/dev/null
-    line=$(submit "$var" "$k") || { fails=$((fails + 1)); drained 300 >/dev/null; return 1; }
+    # not in $( ): submit's CAUSE must reach this shell
+    submit "$var" "$k" >"$OUT/throughput-batch.ids" || { failed "$var" "sbatch failed"; drained 300 >/dev/null; return 1; }
+    line=$(cat "$OUT/throughput-batch.ids")
     read -r t0 ids <<<"$line"
-    t1=$(drained $((60 + 2 * k))) || { fails=$((fails + 1)); return 1; }
+    t1=$(drained $((60 + 2 * k))) || { failed "$var" "jobs still queued after $((60 + 2 * k))s"; return 1; }
     done_n=$(timeout 10 squeue -h -t all -j "${ids// /,}" -o %T 2>/dev/null | grep -c '^COMPLETED$')
     ms=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
     MS[$var]+="$ms "
@@ -152,6 +161,7 @@ array_batch() {
     if [[ -n $why ]]; then
         afails=$((afails + 1))
         echo "throughput_array round=$r variant=$var tasks=$n failed=\"$why\""
+        echo "throughput: ERROR: array variant $var, round $r: $why" >&2
         drained 300 >/dev/null
         return 1
     fi
@@ -174,9 +184,18 @@ n_with=$(wc -w <<<"${JOBIDS[with]}")
 n_without=$(wc -w <<<"${JOBIDS[without]}")
 w=$(sum "${MS[with]}")
 wo=$(sum "${MS[without]}")
+# a variant with a failed batch has no total (never a row of 0 jobs): an
+# error line names it and its first cause, and the script exits 1
+for var in with without; do
+    ((VFAILS[$var] == 0)) && continue
+    echo "throughput error variant=$var failed_batches=${VFAILS[$var]}/$ROUNDS cause=\"${CAUSE[$var]//\"/\'}\""
+    echo "throughput: ERROR: variant $var: ${VFAILS[$var]} of $ROUNDS batches failed: ${CAUSE[$var]}" >&2
+done
+if ((fails == 0)); then
 echo "throughput total variant=with jobs=$n_with makespan_s=$w jobs_per_s=$(awk -v n="$n_with" -v s="$w" 'BEGIN { printf "%.2f", (s > 0 ? n / s : 0) }')"
 echo "throughput total variant=without jobs=$n_without makespan_s=$wo jobs_per_s=$(awk -v n="$n_without" -v s="$wo" 'BEGIN { printf "%.2f", (s > 0 ? n / s : 0) }')"
 echo "throughput ratio ratio=$(awk -v a="$w" -v b="$wo" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "nan" }') round_ratio_med=$(round_ratio_med "${MS[with]}" "${MS[without]}") rounds=$ROUNDS per_batch=$PER"
+fi
 echo "throughput failures count=$fails"
 fi
 

@@ -27,7 +27,7 @@
 RB_SUITE=${RB_SUITE:-faults}
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../integration/lib.sh"
-FT_JOB=$RB_ROOT/tests/multinode/jobs/mnjob.sh
+FT_JOB=$RB_ROOT/tests/lib/trial_job.sh
 RB_CLI=${RB_CLI:-$RB_ROOT/build/restore-budget}
 FT_MOUNTS=()
 
@@ -63,7 +63,7 @@ ft_fill() {
     [[ $(df --output=avail -k "$1" | tail -n 1 | tr -d ' ') == 0 ]]
 }
 
-# ft_submit ARGS... - a short trial (mnjob.sh, 3 steps of 1 s, checkpoints in
+# ft_submit ARGS... - a short trial (tests/lib/trial_job.sh, 3 steps of 1 s, checkpoints in
 # ckpt/) as $RB_USER; prints its id.
 ft_submit() {
     TRIAL_STEPS=${TRIAL_STEPS:-3} TRIAL_CKPT_EVERY=1 submit_as_user -p low --checkpoint-dir=ckpt "$@" "$FT_JOB"

@@ -9,4 +9,4 @@
 # Needs root (it mounts tmpfs under the cluster dir, remounts it read-only,
 # and unmounts it whatever happens).
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-exec "$HERE/../multinode/runner.sh" faults "$HERE" "$HERE/../../contrib/cluster/cluster.sh" "$@"
+exec "$HERE/../lib/runner.sh" faults "$HERE" "$HERE/../../contrib/cluster/cluster.sh" "$@"

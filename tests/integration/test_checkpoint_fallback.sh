@@ -18,7 +18,7 @@ rb_workdir fallback >/dev/null
 finish=$RB_WORKDIR/finish
 j=$(TRIAL_CORRUPT=checkpoint-3 TRIAL_NO_ACK=1 TRIAL_FINISH="$finish" TRIAL_STEPS=1000 \
     TRIAL_CKPT_EVERY=1 TRIAL_SELF_REQUEUE=0 TRIAL_REQUEUE_AFTER=3 submit_as_user -p low \
-    --checkpoint-dir=ckpt "$RB_ROOT/tests/integration/jobs/rbjob.sh") || { fail "sbatch"; summary; }
+    --checkpoint-dir=ckpt "$RB_ROOT/tests/lib/trial_job.sh") || { fail "sbatch"; summary; }
 out=$RB_WORKDIR/trial-$j.out
 ck=$RB_WORKDIR/ckpt
 checkq "job $j: attempt 0 wrote 3 checkpoints and requeued itself" \

@@ -2,7 +2,7 @@
 # test_preempt_while_restoring.sh - an attempt preempted while it restores
 # (before its acknowledgement; restore_timeout is large) is a failed restore:
 # r += 1; R of them in a row are one failure (F += 1, r := 0).
-# Job: tests/integration/jobs/rbjob.sh, which holds its ack while a file exists.
+# Job: tests/lib/trial_job.sh, which holds its ack while a file exists.
 . "$(dirname "$0")/lib.sh"
 T0=$SECONDS
 M=1 R=2
@@ -15,7 +15,7 @@ hold=$RB_WORKDIR/hold-ack
 touch "$hold"
 
 j=$(TRIAL_HOLD_ACK=$hold TRIAL_STEPS=5 TRIAL_CKPT_EVERY=1 submit_as_user -p low \
-    --checkpoint-dir=ckpt "$RB_ROOT/tests/integration/jobs/rbjob.sh") || { fail "sbatch"; summary; }
+    --checkpoint-dir=ckpt "$RB_ROOT/tests/lib/trial_job.sh") || { fail "sbatch"; summary; }
 out=$RB_WORKDIR/trial-$j.out
 
 checkq "attempt 0 wrote 2 checkpoints" wait_grep "$out" "^trial\[$j\.0\]: checkpoint step 2\$" 60

@@ -15,7 +15,7 @@ restore_timeout = 0;' || { fail "cluster up"; summary; }
 rb_workdir self >/dev/null
 WB=$RB_WORKDIR
 jb=$(TRIAL_SELF_REQUEUE="0 1" TRIAL_STEPS=5 TRIAL_CKPT_EVERY=1 submit_as_user -p low \
-    --checkpoint-dir=ckpt "$RB_ROOT/tests/integration/jobs/rbjob.sh") || fail "sbatch self-requeue job"
+    --checkpoint-dir=ckpt "$RB_ROOT/tests/lib/trial_job.sh") || fail "sbatch self-requeue job"
 outb=$WB/trial-$jb.out
 
 # A: requeued twice by the admin

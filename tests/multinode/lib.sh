@@ -19,7 +19,7 @@ RB_SUITE=${RB_SUITE:-multinode}
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../integration/lib.sh"
 RB_CLUSTER_SH=$RB_ROOT/contrib/cluster/multinode.sh
-MN_JOB=$RB_ROOT/tests/multinode/jobs/mnjob.sh
+MN_JOB=$RB_ROOT/tests/lib/trial_job.sh
 MN_PROBE=$RB_ROOT/tests/multinode/jobs/probe.sh
 RB_CLI=${RB_CLI:-$RB_ROOT/build/restore-budget}
 

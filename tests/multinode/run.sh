@@ -9,4 +9,4 @@
 # Needs root, Debian's slurmctld slurmd slurm-client munge, and unshare
 # (util-linux) for the per-node UTS namespaces.  About 1.5 minutes.
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-exec "$HERE/runner.sh" multinode "$HERE" "$HERE/../../contrib/cluster/multinode.sh" "$@"
+exec "$HERE/../lib/runner.sh" multinode "$HERE" "$HERE/../../contrib/cluster/multinode.sh" "$@"

@@ -3,7 +3,7 @@
 # budget: one ledger record in the shared state_dir, counts that continue.
 #
 # M = 1, R = 3, restore_timeout = 0 (only the job's ack confirms).  A trial
-# (tests/multinode/jobs/mnjob.sh, checkpoints in a work dir both nodes see):
+# (tests/lib/trial_job.sh, checkpoints in a work dir both nodes see):
 #   attempt 0 on A: FRESH, checkpoints; preempted on A   (rerun pinned to A)
 #   attempt 1 on A: RESTORING, holds its ack; preempted   (rerun pinned to B)
 #   attempt 2 on B: charged for 1 once: r 0->1; same checkpoint; holds;

@@ -11,7 +11,7 @@
 #   srun:  default PrologFlags: the prolog runs on the first node at the
 #          batch launch and on the second one when the job's `srun` reaches
 #          it (during the attempt, racing the batch step's own callbacks).
-# M = 1, R = 2, restore_timeout = 0.  The job (mnjob.sh, TRIAL_FAIL_AFTER_ACK=42):
+# M = 1, R = 2, restore_timeout = 0.  The job (tests/lib/trial_job.sh, TRIAL_FAIL_AFTER_ACK=42):
 #   attempt 0: FRESH, checkpoints; preempted (preemptor pinned to node A)
 #   attempt 1: restores, acknowledges, exits 42 (RequeueExit)
 #   attempt 2: charged for 1: F 0->1; same again

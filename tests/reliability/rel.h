@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "diag.h"
+#include "lifecycle.h"
 
 static int rel_passed, rel_failed, rel_case_failed;
 static const char *rel_case;
@@ -215,6 +216,31 @@ static inline bool rel_printable(const char *s, bool allow_nl)
 			return false;
 	}
 	return true;
+}
+
+/* rel_job CLUSTER ID ATTEMPT - the job rel_faults and rel_hostile record:
+ * user u (1000), checkpoints in ck, one attempt every 100 s. */
+static inline rb_job_info rel_job(const char *cluster, uint32_t id, int64_t attempt)
+{
+	rb_job_info j = {
+		.cluster = cluster, .job_id = id, .attempt = attempt,
+		.uid = 1000, .gid = 1000, .user = "u", .partition = "p",
+		.account = "a", .work_dir = "/home/u", .checkpoint_dir = "ck",
+		.now = 1700000000 + attempt * 100,
+	};
+	return j;
+}
+
+/* rel_start CFG CLUSTER ID ATTEMPT ERR - record that job's start; ERR is
+ * cleared first. rb_lifecycle_start's result. */
+static inline int rel_start(const rb_config *cfg, const char *cluster, uint32_t id,
+			    int64_t attempt, rb_err *err)
+{
+	rb_job_info j = rel_job(cluster, id, attempt);
+	rb_start_result res;
+
+	memset(err, 0, sizeof(*err));
+	return rb_lifecycle_start(cfg, &j, &res, NULL, err);
 }
 
 #endif

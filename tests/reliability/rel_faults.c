@@ -48,24 +48,9 @@ static void mount_tmpfs(void)
 	mounted = true;
 }
 
-static rb_job_info job(uint32_t id, int64_t attempt)
-{
-	rb_job_info j = {
-		.cluster = CLUSTER, .job_id = id, .attempt = attempt,
-		.uid = 1000, .gid = 1000, .user = "u", .partition = "p",
-		.account = "a", .work_dir = "/home/u", .checkpoint_dir = "ck",
-		.now = 1700000000 + attempt * 100,
-	};
-	return j;
-}
-
 static int start(uint32_t id, int64_t attempt, rb_err *err)
 {
-	rb_job_info j = job(id, attempt);
-	rb_start_result res;
-
-	memset(err, 0, sizeof(*err));
-	return rb_lifecycle_start(cfg, &j, &res, NULL, err);
+	return rel_start(cfg, CLUSTER, id, attempt, err);
 }
 
 static void rec_path(uint32_t id, char *buf, size_t len)

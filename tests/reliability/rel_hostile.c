@@ -33,24 +33,9 @@ static uint32_t next_id = 100;
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static rb_job_info job(uint32_t id, int64_t attempt)
-{
-	rb_job_info j = {
-		.cluster = CLUSTER, .job_id = id, .attempt = attempt,
-		.uid = 1000, .gid = 1000, .user = "u", .partition = "p",
-		.account = "a", .work_dir = "/home/u", .checkpoint_dir = "ck",
-		.now = 1700000000 + attempt * 100,
-	};
-	return j;
-}
-
 static int start(uint32_t id, int64_t attempt, rb_err *err)
 {
-	rb_job_info j = job(id, attempt);
-	rb_start_result res;
-
-	memset(err, 0, sizeof(*err));
-	return rb_lifecycle_start(cfg, &j, &res, NULL, err);
+	return rel_start(cfg, CLUSTER, id, attempt, err);
 }
 
 static void path_of(uint32_t id, const char *suffix, char *buf, size_t len)
@@ -176,7 +161,7 @@ static void test_state_dir_untrusted(void)
 		free(cfg2->state_dir);
 		cfg2->state_dir = strdup(dir);
 		{
-			rb_job_info j = job(1, 0);
+			rb_job_info j = rel_job(CLUSTER, 1, 0);
 			rb_start_result res;
 
 			CHECK(rb_lifecycle_start(cfg2, &j, &res, NULL, &err) < 0,
@@ -514,7 +499,7 @@ static int nobody_tries_to_write(void *arg)
 		rb_ledger_close(l);
 	}
 	{
-		rb_job_info ji = job(victim, 1);
+		rb_job_info ji = rel_job(CLUSTER, victim, 1);
 		rb_start_result res;
 
 		if (rb_lifecycle_start(cfg, &ji, &res, NULL, &err) == 0)
@@ -547,7 +532,7 @@ static void test_user_cannot_raise_budget(void)
 	rel_begin("user_cannot_raise_their_own_budget");
 	{
 		/* nobody's own job: its group (nobody's) may read it */
-		rb_job_info j = job(next_id++, 0);
+		rb_job_info j = rel_job(CLUSTER, next_id++, 0);
 		rb_start_result res;
 		rb_err err;
 
@@ -599,7 +584,7 @@ static void test_reused_job_id(void)
 
 	rel_begin("reused_job_id_of_another_user_does_not_inherit_the_old_budget");
 	for (n = 0; n < 12; n++) {
-		rb_job_info j = job(id, n);
+		rb_job_info j = rel_job(CLUSTER, id, n);
 
 		j.uid = j.gid = 1001;
 		j.user = "alice";
@@ -612,7 +597,7 @@ static void test_reused_job_id(void)
 	}
 	MUST(res.decision == RB_DECISION_REFUSE, "alice's job never refused");
 	{
-		rb_job_info j = job(id, 0);
+		rb_job_info j = rel_job(CLUSTER, id, 0);
 
 		j.uid = j.gid = 1002;
 		j.user = "bob";

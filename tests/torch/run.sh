@@ -6,4 +6,4 @@
 #   tests/torch/run.sh                 every tests/torch/test_*.sh
 #   tests/torch/run.sh torch_trial     one test
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-exec "$HERE/../multinode/runner.sh" torch "$HERE" "$HERE/../../contrib/cluster/cluster.sh" "$@"
+exec "$HERE/../lib/runner.sh" torch "$HERE" "$HERE/../../contrib/cluster/cluster.sh" "$@"

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fixture.h"
 #include "ack.h"
 #include "record.h"
 
@@ -24,6 +25,7 @@
 #define JOB 41
 #define NOBODY 65534 /* a real user (setpriv --init-groups needs one) */
 
+/* the directory first: fixture.h, ut_teardown_dir */
 typedef struct {
 	char dir[64]; /* holds the job's working directory */
 } fixture;
@@ -32,42 +34,10 @@ static int setup(void **state)
 {
 	fixture *f = calloc(1, sizeof(*f));
 
-	if (!f)
+	if (!f || ut_tmpdir(f->dir, sizeof(f->dir), "/tmp/rb-ack-XXXXXX", 0755) < 0)
 		return -1;
-	strcpy(f->dir, "/tmp/rb-ack-XXXXXX");
-	if (!mkdtemp(f->dir))
-		return -1;
-	chmod(f->dir, 0755);
 	*state = f;
 	return 0;
-}
-
-static int teardown(void **state)
-{
-	fixture *f = *state;
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-	if (system(cmd) != 0)
-		return -1;
-	free(f);
-	return 0;
-}
-
-static void mkdir_as(const char *path, mode_t mode, uid_t uid)
-{
-	assert_int_equal(mkdir(path, mode), 0);
-	assert_int_equal(chmod(path, mode), 0); /* past the umask */
-	assert_int_equal(chown(path, uid, uid), 0);
-}
-
-static void touch_as(const char *path, uid_t uid)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
-
-	assert_true(fd >= 0);
-	close(fd);
-	assert_int_equal(lchown(path, uid, uid), 0);
 }
 
 /* Job JOB of user nobody at attempt n, with no working directory (so no
@@ -92,12 +62,12 @@ static void test_ack_file_of_the_jobs_user_confirms(void **state)
 	if (geteuid() != 0)
 		skip(); /* the look runs as the job's user */
 	snprintf(wd, sizeof(wd), "%s/w", f->dir);
-	mkdir_as(wd, 0755, NOBODY);
+	ut_mkdir_as(wd, 0755, NOBODY);
 	nobody_record(&rec, 1, wd);
 	assert_false(rb_ack_confirms(&rec));
 	assert_int_equal(rb_ack_path(wd, NULL, CLUSTER, JOB, 1, path,
 				     sizeof(path)), 0);
-	touch_as(path, NOBODY);
+	ut_touch_as(path, NOBODY);
 	assert_true(rb_ack_confirms(&rec));
 	/* names are per attempt: an old file never confirms a new attempt */
 	nobody_record(&rec, 2, wd);
@@ -106,7 +76,7 @@ static void test_ack_file_of_the_jobs_user_confirms(void **state)
 
 int main(void)
 {
-#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, ut_teardown_dir)
 	const struct CMUnitTest tests[] = {
 		T(test_ack_file_of_the_jobs_user_confirms),
 	};

@@ -12,7 +12,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <grp.h>
 #include <limits.h>
 #include <stdio.h>
@@ -24,6 +23,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include "fixture.h"
 #include "checkpoint.h"
 #include "diag.h"
 
@@ -139,13 +139,6 @@ static void t_expect(t_ctx *c, const char *name)
 	assert_string_equal(c->out, want);
 }
 
-static int t_rm(const char *path, const struct stat *st, int flag,
-		struct FTW *ftw)
-{
-	(void)st; (void)flag; (void)ftw;
-	return remove(path);
-}
-
 static int setup(void **state)
 {
 	t_ctx *c = calloc(1, sizeof(*c));
@@ -174,7 +167,7 @@ static int teardown(void **state)
 
 	rb_log_set_sink(NULL);
 	chmod(c->ckdir, 0755);
-	nftw(c->root, t_rm, 32, FTW_DEPTH | FTW_PHYS);
+	ut_rmtree(c->root);
 	free(c);
 	return 0;
 }

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fixture.h"
 #include "config.h"
 #include "ledger.h"
 #include "lifecycle.h"
@@ -52,8 +53,7 @@ static int setup(void **state)
 
 	if (!f)
 		return -1;
-	strcpy(f->dir, "/dev/shm/rb-eventlog-XXXXXX");
-	if (!mkdtemp(f->dir) || chmod(f->dir, 0755) < 0)
+	if (ut_tmpdir(f->dir, sizeof(f->dir), "/dev/shm/rb-eventlog-XXXXXX", 0755) < 0)
 		return -1;
 	f->cfg = rb_config_defaults();
 	free(f->cfg->state_dir);
@@ -68,10 +68,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	fixture *f = *state;
-	char cmd[128];
 
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-	if (system(cmd) != 0)
+	if (ut_rmtree(f->dir) < 0)
 		return -1;
 	rb_config_free(f->cfg);
 	free(f);

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fixture.h"
 #include "config.h"
 #include "fallback.h"
 #include "lifecycle.h"
@@ -25,6 +26,7 @@
 #define CLUSTER "testc"
 #define BASE_SEC 1700000000
 
+/* the directory first: fixture.h, ut_teardown_dir */
 typedef struct {
 	char dir[64];       /* work_dir; checkpoints in dir/ck */
 	char ck[3][128];    /* ck-1 (oldest) .. ck-3 (newest), real paths */
@@ -54,8 +56,7 @@ static int setup(void **state)
 	fixture *f = calloc(1, sizeof(*f));
 	char sub[128];
 
-	strcpy(f->dir, "/tmp/rb-fallback-XXXXXX");
-	if (!f || !mkdtemp(f->dir))
+	if (!f || ut_tmpdir(f->dir, sizeof(f->dir), "/tmp/rb-fallback-XXXXXX", 0700) < 0)
 		return -1;
 	snprintf(sub, sizeof(sub), "%s/ck", f->dir);
 	if (mkdir(sub, 0755) < 0)
@@ -73,18 +74,6 @@ static int setup(void **state)
 	rb_strlcpy(f->rec.checkpoint_dir, "ck", sizeof(f->rec.checkpoint_dir));
 	*state = f;
 	return 0;
-}
-
-static int teardown(void **state)
-{
-	fixture *f = *state;
-	char cmd[128];
-	int rc;
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
-	rc = system(cmd) == 0 ? 0 : -1;
-	free(f);
-	return rc;
 }
 
 static rb_limits limits(int m, int r, rb_accounting acc)
@@ -421,7 +410,7 @@ static void test_fallback_config_key(void **state)
 	assert_non_null(strstr(err.msg, "checkpoint.fallback"));
 }
 
-#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, ut_teardown_dir)
 
 int main(void)
 {

@@ -7,7 +7,7 @@
  * they run here (as root, the owner check is exercised by chown-ing the
  * directory to another uid). As any other user they are skipped.
  */
-#define _GNU_SOURCE /* nftw */
+#define _GNU_SOURCE /* setresuid, F_OFD_SETLK */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,7 +17,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fixture.h"
 #include "ledger.h"
 
 #define CLUSTER "c1"
@@ -42,23 +42,13 @@ typedef struct {
 	char outside[128];  /* a directory outside state_dir: symlink targets */
 } fixture;
 
-static int rm_entry(const char *path, const struct stat *st, int flag,
-		    struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static int setup(void **state)
 {
 	fixture *f = calloc(1, sizeof(*f));
 
 	if (!f)
 		return -1;
-	strcpy(f->state, "/tmp/rb-ledger-XXXXXX");
-	if (!mkdtemp(f->state) || chmod(f->state, 0755) < 0)
+	if (ut_tmpdir(f->state, sizeof(f->state), "/tmp/rb-ledger-XXXXXX", 0755) < 0)
 		return -1;
 	snprintf(f->cluster, sizeof(f->cluster), "%s/%s", f->state, CLUSTER);
 	snprintf(f->outside, sizeof(f->outside), "%s/outside", f->state);
@@ -70,7 +60,7 @@ static int teardown(void **state)
 {
 	fixture *f = *state;
 
-	nftw(f->state, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	ut_rmtree(f->state);
 	free(f);
 	return 0;
 }

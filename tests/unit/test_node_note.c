@@ -17,11 +17,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fixture.h"
 #include "node_note.h"
 
 #define HOST "node017"
 #define CLUSTER "testc"
 
+/* the directory first: fixture.h, ut_teardown_dir */
 typedef struct {
 	char top[64];
 	char run[96];
@@ -31,23 +33,10 @@ static int setup(void **state)
 {
 	fixture *f = calloc(1, sizeof(*f));
 
-	strcpy(f->top, "/tmp/rb-note-XXXXXX");
-	if (!mkdtemp(f->top))
+	if (!f || ut_tmpdir(f->top, sizeof(f->top), "/tmp/rb-note-XXXXXX", 0700) < 0)
 		return -1;
 	snprintf(f->run, sizeof(f->run), "%s/run", f->top);
 	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	fixture *f = *state;
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->top);
-	if (system(cmd) != 0)
-		return -1;
-	free(f);
 	return 0;
 }
 
@@ -366,7 +355,7 @@ static void test_note_not_ours_is_not_claimed(void **state)
 
 int main(void)
 {
-#define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
+#define T(name) cmocka_unit_test_setup_teardown(name, setup, ut_teardown_dir)
 	const struct CMUnitTest tests[] = {
 		T(test_note_claimed_gives_back_what_the_prolog_saw),
 		T(test_note_claimed_once_only),

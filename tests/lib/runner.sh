@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# tests/multinode/runner.sh - run one suite of cluster tests (test_*.sh in a
+# tests/lib/runner.sh - run one suite of cluster tests (test_*.sh in a
 # directory), each in its own process with its own private cluster, and end
-# with `SUITE: N passed, N failed` (exit 1 on any failure).  Used by
-# tests/multinode/run.sh and tests/faults/run.sh:
+# with `SUITE: N passed, N failed` (exit 1 on any failure).  The one runner
+# of tests/integration/run.sh, tests/multinode/run.sh, tests/faults/run.sh
+# and tests/torch/run.sh:
 #
 #   runner.sh SUITE TESTDIR CLUSTER_SCRIPT [NAMES...]
 #
-# Like tests/integration/run.sh: builds once, runs the tests from a
-# world-readable copy of the tree in its run dir (cluster.sh stage: the
-# daemons and the job user read the plugin, CLI and job scripts there, and a
-# rebuild during the run cannot change them), sums the tests' check counts, prints
-# per-test durations and `measure:` lines, checks that no node was drained in
-# any cluster and that every cluster (and any mount a test made under its
-# cluster dir) is gone at the end.
+# NAMES: clean, test_clean or test_clean.sh; space or comma separated.
+# Builds once, runs the tests from a world-readable copy of the tree in its
+# run dir (cluster.sh stage: the daemons and the job user read the plugin,
+# CLI and job scripts there wherever the checkout is, e.g. a clone in /root,
+# mode 0700, and a rebuild during the run cannot change them), sums the
+# tests' check counts, prints per-test durations and `measure:` lines,
+# checks that no node was drained in any cluster and that every cluster (and
+# any mount a test made under its cluster dir) is gone at the end.
 # Knobs: RB_TEST_TIMEOUT (seconds per test, default 300), RB_NO_BUILD=1.
 set -uo pipefail
 
@@ -57,7 +59,7 @@ RB_ROOT=$RUN_DIR/root RB_STAGED=1
 [[ $TESTDIR == "$RB_SRC_ROOT"/* ]] && TESTDIR=$RB_ROOT/${TESTDIR#"$RB_SRC_ROOT"/}
 RB_CLUSTER_SH=$(cd "$(dirname "$RB_CLUSTER_SH")" && pwd)/$(basename "$RB_CLUSTER_SH")
 [[ $RB_CLUSTER_SH == "$RB_SRC_ROOT"/* ]] && RB_CLUSTER_SH=$RB_ROOT/${RB_CLUSTER_SH#"$RB_SRC_ROOT"/}
-export RB_ROOT RB_STAGED RB_SRC_ROOT
+export RB_ROOT RB_STAGED RB_SRC_ROOT RB_CLUSTER_SH
 export RB_PLUGIN_SO=$RB_ROOT/build/restore_budget.so
 if [[ -x $RB_ROOT/build/restore-budget ]]; then
     export RB_CLI=$RB_ROOT/build/restore-budget
