@@ -7,9 +7,10 @@
  * "Where each event happens"):
  *   sbatch         init: register options; init_post_opt: refuse over-cap values
  *   slurmd         init: load and check the config, log loudly
- *   job_prolog     (root, every node) charge the previous attempt, record this one
- *   user_init      (batch step, euid = job user) find the checkpoint, export env
- *   task_post_fork (batch step, root) record the phase and checkpoint handed out
+ *   job_prolog     (root, every node) note the job on its node
+ *   user_init      (batch step, euid = job user) charge the previous attempt,
+ *                  find the checkpoint, record this attempt in one write,
+ *                  export env
  *   task_init      (job user) refuse an exhausted attempt: the job ends FAILED 1:0
  *   job_epilog     (root, every node) record how the attempt ended
  * Every callback returns 0 except task_init's refusal and sbatch's option
@@ -218,14 +219,6 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	if (spank_remote(sp) && is_batch_step(sp))
 		batch_user_init(sp);
 	return 0; /* never: a failing user_init drains the node */
-}
-
-int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
-{
-	enter(ac, av);
-	if (spank_remote(sp))
-		batch_post_fork();
-	return 0;
 }
 
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
