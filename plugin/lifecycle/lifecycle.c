@@ -144,11 +144,12 @@ static void fill_job_fields(rb_record *rec, const rb_job_info *job)
 /* The store holds an older job with this id: log it, note it in the job's
  * event log and start the record afresh. */
 static void reset_reused(rb_record *rec, const rb_job_info *job,
-			 const char *why, rb_events *e)
+			 const char *why, bool quiet, rb_events *e)
 {
-	rb_log(RB_LOG_WARNING,
-	       "job %u: the ledger holds an older job with this id (uid %u, attempt %" PRId64 ", evidence: %s); starting a new record",
-	       job->job_id, rec->uid, rec->budget.cur.attempt, why);
+	if (!quiet)
+		rb_log(RB_LOG_WARNING,
+		       "job %u: the ledger holds an older job with this id (uid %u, attempt %" PRId64 ", evidence: %s); starting a new record",
+		       job->job_id, rec->uid, rec->budget.cur.attempt, why);
 	ev_line(e);
 	ev_raw(e, "kind", "reset");
 	ev_raw(e, "reason", "job_id_reused");
@@ -218,6 +219,13 @@ static rb_exit_rule prev_rule(const rb_config *cfg, const rb_job_info *job,
 				   b->cur.end_code);
 }
 
+typedef struct {
+	const rb_config *cfg;
+	const rb_job_info *job;
+	rb_start_result *out;
+	bool quiet;            /* a preview: nothing to log */
+} start_ctx;
+
 /*
  * The start of job->attempt on rec (found: the store held it): charge the
  * previous attempt and record this one. A record of an older job with this
@@ -225,9 +233,11 @@ static rb_exit_rule prev_rule(const rb_config *cfg, const rb_job_info *job,
  * attempt had started (out->duplicate: nothing changes).
  */
 static int start_step(rb_record *rec, bool found, rb_events *e,
-		      const rb_config *cfg, const rb_job_info *job,
-		      rb_start_result *out)
+		      const start_ctx *c)
 {
+	const rb_config *cfg = c->cfg;
+	const rb_job_info *job = c->job;
+	rb_start_result *out = c->out;
 	rb_fallback_prev prev;
 	rb_budget *b = &rec->budget;
 	const char *why;
@@ -235,7 +245,7 @@ static int start_step(rb_record *rec, bool found, rb_events *e,
 	memset(out, 0, sizeof(*out));
 	if (found && rb_record_names_another_job(rec, job->uid, job->submission,
 						 job->attempt, &why)) {
-		reset_reused(rec, job, why, e);
+		reset_reused(rec, job, why, c->quiet, e);
 		found = false;
 	}
 	if (!found)
@@ -266,19 +276,11 @@ static int start_step(rb_record *rec, bool found, rb_events *e,
 	return 1;
 }
 
-typedef struct {
-	const rb_config *cfg;
-	const rb_job_info *job;
-	rb_start_result *out;
-} start_ctx;
-
 static int start_fn(rb_record *rec, bool found, rb_events *e, void *ctx,
 		    rb_err *err)
 {
-	start_ctx *c = ctx;
-
 	(void)err;
-	return start_step(rec, found, e, c->cfg, c->job, c->out);
+	return start_step(rec, found, e, ctx);
 }
 
 int rb_lifecycle_start_in(rb_store *st, const rb_config *cfg,
@@ -286,7 +288,7 @@ int rb_lifecycle_start_in(rb_store *st, const rb_config *cfg,
 			  rb_record *rec, rb_err *err)
 {
 	static rb_events ev; /* 42 KB, off the callback's stack */
-	start_ctx c = { cfg, job, out };
+	start_ctx c = { cfg, job, out, false };
 	rb_record own;
 
 	return st->ops->apply(st, job->job_id, 0, start_fn, &c, &ev,
@@ -297,9 +299,10 @@ void rb_lifecycle_preview(const rb_config *cfg, const rb_job_info *job,
 			  bool found, rb_start_result *out, rb_record *rec)
 {
 	static rb_events ev;
+	start_ctx c = { cfg, job, out, true };
 
 	rb_events_clear(&ev);
-	start_step(rec, found, &ev, cfg, job, out);
+	start_step(rec, found, &ev, &c);
 }
 
 /* --- what the attempt was handed --------------------------------------------- */
@@ -361,18 +364,22 @@ static int begin_fn(rb_record *rec, bool found, rb_events *e, void *ctx,
 		    rb_err *err)
 {
 	begin_ctx *c = ctx;
+	start_ctx sc = { c->cfg, c->job, c->out, false };
+	uint64_t seen = found ? rec->seq : 0;
 	int started = 0;
 	rb_err rerr;
 
 	(void)err;
+	/* the checkpoint was chosen on the record of write h->seq: another
+	 * write since is rare (a late epilog, a grant) and logged */
+	if (seen != c->h->seq)
+		rb_log(RB_LOG_WARNING, "job %u: its record changed while the checkpoint was chosen (write %" PRIu64 ", now %" PRIu64 "): handing out the one chosen",
+		       c->job_id, c->h->seq, seen);
 	if (c->job)
-		started = start_step(rec, found, e, c->cfg, c->job, c->out);
+		started = start_step(rec, found, e, &sc);
 	else
 		memset(c->out, 0, sizeof(*c->out));
 	found = found || started;
-	if (found && c->h->seq && rec->seq != c->h->seq)
-		rb_log(RB_LOG_WARNING, "job %u: its record changed while the checkpoint was chosen (write %" PRIu64 ", now %" PRIu64 "): handing out the one chosen",
-		       c->job_id, c->h->seq, rec->seq);
 	if (!started && found && handed_already(rec, c->h))
 		return 0;
 	if (hand_out(rec, found, e, c->job_id, c->h, &rerr) < 0) {

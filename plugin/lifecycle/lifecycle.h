@@ -38,7 +38,7 @@ typedef struct {
 	int64_t attempt;
 	rb_phase phase;
 	rb_handed handed;  /* the checkpoint, its identity, the bad one skipped */
-	uint64_t seq;      /* the record's seq it was chosen on (0: unknown) */
+	uint64_t seq;      /* the record's seq it was chosen on (0: none) */
 } rb_handout;
 
 /* Batch step (root, from the prolog's note): charge the previous attempt
