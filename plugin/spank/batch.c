@@ -471,24 +471,33 @@ static int write_attempt(spank_t sp, const rb_config *cfg)
 			 { step.checkpoint, step.checkpoint_id,
 			   step.fallback_from }, plan.seq };
 	rb_err err;
+	int rc;
 
 	(void)sp;
-	if (rb_lifecycle_begin(plan.st, cfg, step.job_id,
-			       plan.starts ? &plan.job : NULL, &h, &plan.res,
-			       &plan.rec, &err) < 0) {
-		if (plan.from_note) {
-			note_failed(cfg, err.msg);
-			return -1;
-		}
+	rc = rb_lifecycle_begin(plan.st, cfg, step.job_id,
+				plan.starts ? &plan.job : NULL, &h, &plan.res,
+				&plan.rec, &err);
+	if (rc < 0 && plan.from_note) {
+		note_failed(cfg, err.msg);
+		return -1;
+	}
+	if (rc < 0 && plan.starts) {
 		rb_log(RB_LOG_ERROR, "job %u attempt %" PRId64 " (no prolog): %s",
 		       step.job_id, step.attempt, err.msg);
 		step_error(cfg, "this attempt could not be recorded in the ledger (see slurmd.log)");
 		return -1;
 	}
-	if (plan.res.report_err[0])
+	if (rc < 0) {
+		/* the attempt is on record: only its handing is lost, the
+		 * job runs as recorded */
+		rb_log(RB_LOG_ERROR, "job %u attempt %" PRId64 ": %s",
+		       step.job_id, step.attempt, err.msg);
+		plan.rec = plan.seen;
+	} else if (plan.res.report_err[0]) {
 		rb_log(RB_LOG_ERROR, "job %u attempt %" PRId64 ": %s",
 		       step.job_id, step.attempt, plan.res.report_err);
-	if (plan.starts)
+	}
+	if (rc == 0 && plan.starts)
 		report_start(cfg);
 	/* no note: this node's epilog must still record the end */
 	if (!plan.from_note && rb_note_mark(run_dir, node_name(), step.cluster,
