@@ -370,6 +370,30 @@ static void test_store_handing_out_needs_the_start(void **state)
 	assert_string_equal(res.report_err, "job 45 attempt 3 already ended; not recording its phase");
 }
 
+/* What the batch step chooses the checkpoint on is the record its write
+ * starts from: the preview of the start is the start written. */
+static void test_store_the_preview_is_the_start_written(void **state)
+{
+	fixture *f = *state;
+	static char a[RB_RECORD_TEXT_MAX], b[RB_RECORD_TEXT_MAX];
+	rb_job_info j = job_info(46, 1);
+	rb_start_result res;
+	rb_record rec;
+	rb_err err;
+
+	begin(f, f->ledger, 46, 0, CKPT);
+	end(f->ledger, 46, 0, 42, 1050);
+	assert_int_equal(f->ledger->ops->load(f->ledger, 46, &rec, &err), 0);
+	rb_lifecycle_preview(f->cfg, &j, true, &res, &rec);
+	assert_int_equal(res.charge.kind, RB_CHARGE_FAILURE);
+	rec.seq++;
+	rec.updated = 0;
+	assert_true(rb_record_format(&rec, a, sizeof(a)) > 0);
+	begin(f, f->ledger, 46, 1, CKPT);   /* handed the one kept */
+	record_text(f->ledger, 46, b, sizeof(b));
+	assert_string_equal(a, b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -379,6 +403,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_store_end_without_record_creates_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_begin_is_one_write, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_store_handing_out_needs_the_start, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_store_the_preview_is_the_start_written, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
