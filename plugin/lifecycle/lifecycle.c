@@ -1,9 +1,9 @@
 /*
- * lifecycle.c - apply a job's life events to its ledger record.
- *
- * Every update is: lock, read, engine, write, append, unlock. A record that
- * cannot be read (corrupt, torn, unknown version) is an error, never a fresh
- * budget: the caller applies on_error.
+ * lifecycle.c - apply a job's life events to its record, each one step
+ * (an rb_apply_fn) applied by the store (store/seam.h): the store reads,
+ * the step applies the rule and builds its event lines, the store saves.
+ * A record that cannot be read (corrupt, torn, unknown version) is an
+ * error, never a fresh budget: the caller applies on_error.
  */
 #include "lifecycle.h"
 
@@ -11,52 +11,49 @@
 #include "rule/rule.h"
 #include "base/base.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "store/store.h"
 
-#define EVENT_MAX (3 * RB_PATH_MAX + 2048)
+/* --- event lines (seam.h's rb_events: one or more per step) ---------------- */
 
-/* --- event lines ------------------------------------------------------------ */
-
-typedef struct {
-	char buf[EVENT_MAX];
-	size_t len;
-	bool overflow;
-} event_line;
-
-/* Not `= { 0 }`: zeroing the 14 KB buffer on every event costs more than
- * the rest of the line building. */
-static void ev_init(event_line *e)
+/* Begin a new line after the ones ev holds. */
+static void ev_line(rb_events *e)
 {
-	e->len = 0;
-	e->overflow = false;
-	e->buf[0] = '\0';
+	if (e->overflow)
+		return;
+	if (e->n > 0) {
+		if (e->len + 2 >= sizeof(e->buf)) {
+			e->overflow = true;
+			return;
+		}
+		e->len++; /* past the previous line's NUL */
+	}
+	e->line = e->len;
+	e->buf[e->len] = '\0';
+	e->n++;
 }
 
-/* Appends "[ ]key=value" (what snprintf "%s%s=%s" gave, without its cost:
- * a line is a dozen of these on every event). */
-static void ev_raw(event_line *e, const char *key, const char *value)
+/* Appends "[ ]key=value" to the current line (what snprintf "%s%s=%s"
+ * gave, without its cost: a line is a dozen of these on every event). */
+static void ev_raw(rb_events *e, const char *key, const char *value)
 {
-	size_t klen, vlen, need;
+	size_t klen, vlen, need, cur;
 
 	if (e->overflow)
 		return;
+	cur = e->len - e->line;
 	klen = strlen(key);
 	vlen = strlen(value);
-	need = (e->len ? 1 : 0) + klen + 1 + vlen;
+	need = (cur ? 1 : 0) + klen + 1 + vlen;
 	/* keep one byte for the NUL */
-	if (need >= sizeof(e->buf) - e->len) {
+	if (need >= RB_EVENT_LINE_MAX - cur || need >= sizeof(e->buf) - e->len) {
 		e->overflow = true;
 		return;
 	}
-	if (e->len)
+	if (cur)
 		e->buf[e->len++] = ' ';
 	memcpy(e->buf + e->len, key, klen);
 	e->len += klen;
@@ -74,14 +71,14 @@ static void ev_raw(event_line *e, const char *key, const char *value)
  * 3 bytes a byte) is replaced by its digest and logged: an event that does
  * not fit would fail the update, and the job must stay tracked
  * (docs/security.md, "Names"). */
-static void ev_str(event_line *e, const char *key, const char *value)
+static void ev_str(rb_events *e, const char *key, const char *value)
 {
 	const char *v = value ? value : "";
 	char esc[3 * RB_PATH_MAX + 1];
 	ssize_t n = rb_kv_escape(v, esc, sizeof(esc));
 
-	if (n < 0 || e->len + strlen(key) + (size_t)n + 2 + EV_RESERVE >=
-			     sizeof(e->buf)) {
+	if (n < 0 || (e->len - e->line) + strlen(key) + (size_t)n + 2 +
+			     EV_RESERVE >= RB_EVENT_LINE_MAX) {
 		snprintf(esc, sizeof(esc), "rb-digest:%016" PRIx64 ":%zu",
 			 rb_checksum(v, strlen(v)), strlen(v));
 		rb_log(RB_LOG_WARNING, "an event's %s of %zu bytes does not fit its line: logged as %s",
@@ -90,7 +87,7 @@ static void ev_str(event_line *e, const char *key, const char *value)
 	ev_raw(e, key, esc);
 }
 
-static void ev_int(event_line *e, const char *key, int64_t v)
+static void ev_int(rb_events *e, const char *key, int64_t v)
 {
 	char num[32];
 
@@ -98,7 +95,7 @@ static void ev_int(event_line *e, const char *key, int64_t v)
 	ev_raw(e, key, num);
 }
 
-static void ev_pair(event_line *e, const char *key, int64_t from, int64_t to)
+static void ev_pair(rb_events *e, const char *key, int64_t from, int64_t to)
 {
 	char num[64];
 
@@ -106,7 +103,7 @@ static void ev_pair(event_line *e, const char *key, int64_t from, int64_t to)
 	ev_raw(e, key, num);
 }
 
-static void ev_limits(event_line *e, const rb_limits *l)
+static void ev_limits(rb_events *e, const rb_limits *l)
 {
 	ev_int(e, "max_failures", l->max_failures);
 	ev_int(e, "restore_retry_num", l->restore_retry_num);
@@ -118,69 +115,7 @@ static void ev_limits(event_line *e, const rb_limits *l)
 		ev_int(e, "max_interruptions", l->max_interruptions);
 }
 
-/* --- one locked update ------------------------------------------------------- */
-
-typedef struct {
-	rb_ledger *ledger;
-	rb_job *job;
-	rb_record rec;
-	bool found;
-} locked_record;
-
-static int lock_and_read(const rb_config *cfg, const char *cluster,
-			 uint32_t job_id, locked_record *lr, rb_err *err)
-{
-	int rc;
-
-	/* Not memset: lr->rec (about 25 KB) is filled by the read (the record,
-	 * or rb_record_init when there is none). */
-	lr->ledger = NULL;
-	lr->job = NULL;
-	lr->found = false;
-	if (rb_ledger_open(cfg->state_dir, cluster, RB_LEDGER_WRITE,
-			   &lr->ledger, err) < 0)
-		return -1;
-	if (rb_ledger_lock(lr->ledger, job_id, &lr->job, err) < 0)
-		goto fail;
-	rc = rb_ledger_read_locked(lr->job, &lr->rec, err);
-	if (rc < 0)
-		goto fail;
-	lr->found = rc == 0;
-	return 0;
-fail:
-	if (lr->job)
-		rb_ledger_unlock(lr->job);
-	rb_ledger_close(lr->ledger);
-	lr->job = NULL;
-	lr->ledger = NULL;
-	lr->found = false;
-	return -1;
-}
-
-static void unlock_close(locked_record *lr)
-{
-	if (lr->job)
-		rb_ledger_unlock(lr->job);
-	if (lr->ledger)
-		rb_ledger_close(lr->ledger);
-	lr->job = NULL;
-	lr->ledger = NULL;
-}
-
-/* Write the record first, then the event: a crash between them leaves a
- * record that is right and an event log that is one line short, never an
- * event for a change that did not happen. */
-static int commit(locked_record *lr, const event_line *e, rb_err *err)
-{
-	if (rb_ledger_write(lr->job, &lr->rec, err) < 0)
-		return -1;
-	if (e->overflow)
-		return rb_err_set(err, "event line too long for job %u",
-				  lr->rec.job_id);
-	return rb_ledger_append(lr->job, e->buf, err);
-}
-
-/* --- events -------------------------------------------------------------------- */
+/* --- the start ------------------------------------------------------------- */
 
 static void fill_job_fields(rb_record *rec, const rb_job_info *job)
 {
@@ -200,54 +135,49 @@ static void fill_job_fields(rb_record *rec, const rb_job_info *job)
 	rb_strlcpy(rec->checkpoint_dir,
 		   job->checkpoint_dir ? job->checkpoint_dir : "",
 		   sizeof(rec->checkpoint_dir));
-	/* kept once known: every prolog of one job sees the same value */
+	/* kept once known: every start of one job sees the same value */
 	if (rb_submission_ok(job->submission))
 		rb_strlcpy(rec->submission, job->submission,
 			   sizeof(rec->submission));
 }
 
-/* The ledger holds an older job with this id: log it, note it in the job's
+/* The store holds an older job with this id: log it, note it in the job's
  * event log and start the record afresh. */
-static int reset_reused(locked_record *lr, const rb_job_info *job,
-			const char *why, rb_err *err)
+static void reset_reused(rb_record *rec, const rb_job_info *job,
+			 const char *why, bool quiet, rb_events *e)
 {
-	event_line e;
-
-	ev_init(&e);
-	rb_log(RB_LOG_WARNING,
-	       "job %u: the ledger holds an older job with this id (uid %u, attempt %" PRId64 ", evidence: %s); starting a new record",
-	       job->job_id, lr->rec.uid, lr->rec.budget.cur.attempt, why);
-	ev_raw(&e, "kind", "reset");
-	ev_raw(&e, "reason", "job_id_reused");
-	ev_raw(&e, "evidence", why);
-	ev_int(&e, "old_uid", lr->rec.uid);
-	ev_int(&e, "old_attempt", lr->rec.budget.cur.attempt);
-	if (lr->rec.submission[0])
-		ev_raw(&e, "old_submission", lr->rec.submission);
-	if (rb_ledger_append(lr->job, e.buf, err) < 0)
-		return -1;
-	rb_record_init(&lr->rec);
-	lr->found = false;
-	return 0;
+	if (!quiet)
+		rb_log(RB_LOG_WARNING,
+		       "job %u: the ledger holds an older job with this id (uid %u, attempt %" PRId64 ", evidence: %s); starting a new record",
+		       job->job_id, rec->uid, rec->budget.cur.attempt, why);
+	ev_line(e);
+	ev_raw(e, "kind", "reset");
+	ev_raw(e, "reason", "job_id_reused");
+	ev_raw(e, "evidence", why);
+	ev_int(e, "old_uid", rec->uid);
+	ev_int(e, "old_attempt", rec->budget.cur.attempt);
+	if (rec->submission[0])
+		ev_raw(e, "old_submission", rec->submission);
+	rb_record_init(rec);
 }
 
 /* The job's acknowledgement of a restoring attempt counts when its epilog
- * records the end, and at the next prolog if no epilog ever ran (the node
+ * records the end, and at the next start if no epilog ever ran (the node
  * died): an attempt whose end is on record was already looked at. */
-static void confirm_by_ack(locked_record *lr, event_line *e)
+static void confirm_by_ack(rb_record *rec, rb_events *e)
 {
-	rb_attempt *cur = &lr->rec.budget.cur;
+	rb_attempt *cur = &rec->budget.cur;
 
 	if (cur->attempt < 0 || cur->phase != RB_PHASE_RESTORING ||
 	    cur->confirmed != RB_CONFIRM_NONE || cur->end != RB_END_NONE)
 		return;
-	if (rb_ack_confirms(&lr->rec) &&
-	    rb_engine_confirm(&lr->rec.budget, cur->attempt, RB_CONFIRM_ACK))
+	if (rb_ack_confirms(rec) &&
+	    rb_engine_confirm(&rec->budget, cur->attempt, RB_CONFIRM_ACK))
 		ev_raw(e, "confirmed_previous", "ack");
 }
 
 /* The start event's account of what was decided and charged. */
-static void ev_decision(event_line *e, const rb_start_result *out,
+static void ev_decision(rb_events *e, const rb_start_result *out,
 			const rb_budget *b)
 {
 	ev_raw(e, "decision",
@@ -289,144 +219,213 @@ static rb_exit_rule prev_rule(const rb_config *cfg, const rb_job_info *job,
 				   b->cur.end_code);
 }
 
-/* The record found is this job's (an old job's with the same id is reset:
- * it is not this job's budget), or a new one is begun. 0 or -1. */
-static int this_jobs_record(locked_record *lr, const rb_job_info *job,
-			    rb_err *err)
+typedef struct {
+	const rb_config *cfg;
+	const rb_job_info *job;
+	rb_start_result *out;
+	bool quiet;            /* a preview: nothing to log */
+} start_ctx;
+
+/*
+ * The start of job->attempt on rec (found: the store held it): charge the
+ * previous attempt and record this one. A record of an older job with this
+ * id is reset first (it is not this job's budget). 1 changed, 0 the
+ * attempt had started (out->duplicate: nothing changes).
+ */
+static int start_step(rb_record *rec, bool found, rb_events *e,
+		      const start_ctx *c)
 {
+	const rb_config *cfg = c->cfg;
+	const rb_job_info *job = c->job;
+	rb_start_result *out = c->out;
+	rb_fallback_prev prev;
+	rb_budget *b = &rec->budget;
 	const char *why;
 
-	if (lr->found &&
-	    rb_record_names_another_job(&lr->rec, job->uid, job->submission,
-					job->attempt, &why) &&
-	    reset_reused(lr, job, why, err) < 0)
-		return -1;
-	if (!lr->found)
-		lr->rec.created = job->now;
-	return 0;
-}
-
-int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
-		       rb_start_result *out, rb_record *rec, rb_err *err)
-{
-	rb_fallback_prev prev;
-	locked_record lr;
-	event_line e;
-	rb_budget *b;
-
-	ev_init(&e);
 	memset(out, 0, sizeof(*out));
-	if (lock_and_read(cfg, job->cluster, job->job_id, &lr, err) < 0)
-		return -1;
-	if (this_jobs_record(&lr, job, err) < 0)
-		goto fail;
-	b = &lr.rec.budget;
+	if (found && rb_record_names_another_job(rec, job->uid, job->submission,
+						 job->attempt, &why)) {
+		reset_reused(rec, job, why, c->quiet, e);
+		found = false;
+	}
+	if (!found)
+		rec->created = job->now;
 	rb_config_resolve(cfg, job->partition, job->account, &job->options,
 			  &out->limits, out->warnings, sizeof(out->warnings));
-
 	out->duplicate = job->attempt <= b->cur.attempt;
 	if (out->duplicate) {
 		out->decision = rb_engine_start(b, job->attempt, &out->limits,
 						job->now, &out->charge,
 						out->reason, sizeof(out->reason));
-		goto done;
+		return 0;
 	}
-
-	ev_raw(&e, "kind", "start");
-	ev_int(&e, "attempt", job->attempt);
-	confirm_by_ack(&lr, &e);
-	fill_job_fields(&lr.rec, job);
-	rb_fallback_before_start(&lr.rec, &prev);
+	ev_line(e);
+	ev_raw(e, "kind", "start");
+	ev_int(e, "attempt", job->attempt);
+	confirm_by_ack(rec, e);
+	fill_job_fields(rec, job);
+	rb_fallback_before_start(rec, &prev);
 	out->decision = rb_engine_start_ruled(b, job->attempt, &out->limits,
 					      prev_rule(cfg, job, b), job->now,
 					      &out->charge, out->reason,
 					      sizeof(out->reason));
-	ev_decision(&e, out, b);
-	if (rb_fallback_after_charge(&lr.rec, &prev, &out->charge,
-				     &out->limits, cfg->checkpoint_fallback))
-		ev_str(&e, "marked_bad", prev.path);
-	if (commit(&lr, &e, err) < 0)
-		goto fail;
-done:
-	if (rec)
-		*rec = lr.rec;
-	unlock_close(&lr);
-	return 0;
-fail:
-	unlock_close(&lr);
-	return -1;
+	ev_decision(e, out, b);
+	if (rb_fallback_after_charge(rec, &prev, &out->charge, &out->limits,
+				     cfg->checkpoint_fallback))
+		ev_str(e, "marked_bad", prev.path);
+	return 1;
 }
 
-int rb_lifecycle_report(const rb_config *cfg, const char *cluster,
-			uint32_t job_id, int64_t attempt, rb_phase phase,
-			const char *checkpoint, rb_err *err)
+static int start_fn(rb_record *rec, bool found, rb_events *e, void *ctx,
+		    rb_err *err)
 {
-	rb_handed h = { .checkpoint = checkpoint };
-
-	return rb_lifecycle_report_handed(cfg, cluster, job_id, attempt, phase,
-					  &h, err);
+	(void)err;
+	return start_step(rec, found, e, ctx);
 }
 
-int rb_lifecycle_report_handed(const rb_config *cfg, const char *cluster,
-			       uint32_t job_id, int64_t attempt,
-			       rb_phase phase, const rb_handed *h, rb_err *err)
+int rb_lifecycle_start_in(rb_store *st, const rb_config *cfg,
+			  const rb_job_info *job, rb_start_result *out,
+			  rb_record *rec, rb_err *err)
 {
-	locked_record lr;
-	event_line e;
+	static rb_events ev; /* 42 KB, off the callback's stack */
+	start_ctx c = { cfg, job, out, false };
+	rb_record own;
 
-	ev_init(&e);
-	int rc = -1;
+	return st->ops->apply(st, job->job_id, 0, start_fn, &c, &ev,
+			      rec ? rec : &own, err);
+}
 
-	if (lock_and_read(cfg, cluster, job_id, &lr, err) < 0)
-		return -1;
-	if (!lr.found || lr.rec.budget.cur.attempt != attempt) {
-		rb_err_set(err, "job %u attempt %" PRId64 " was not recorded at its start (prolog)",
-			   job_id, attempt);
-		goto out;
-	}
+void rb_lifecycle_preview(const rb_config *cfg, const rb_job_info *job,
+			  bool found, rb_start_result *out, rb_record *rec)
+{
+	static rb_events ev;
+	start_ctx c = { cfg, job, out, true };
+
+	rb_events_clear(&ev);
+	start_step(rec, found, &ev, &c);
+}
+
+/* --- what the attempt was handed --------------------------------------------- */
+
+/* Attempt h->attempt was handed h's checkpoint and starts in h->phase.
+ * 1 changed, -1 it cannot be (err: not started, or ended). */
+static int hand_out(rb_record *rec, bool found, rb_events *e, uint32_t job_id,
+		    const rb_handout *h, rb_err *err)
+{
+	if (!found || rec->budget.cur.attempt != h->attempt)
+		return rb_err_set(err, "job %u attempt %" PRId64 " was not recorded at its start (batch step)",
+				  job_id, h->attempt);
 	/* an attempt that already ended is history: never rewrite it */
-	if (lr.rec.budget.cur.end != RB_END_NONE) {
-		rb_err_set(err, "job %u attempt %" PRId64 " already ended; not recording its phase",
-			   job_id, attempt);
-		goto out;
-	}
-	rb_engine_set_phase(&lr.rec.budget, attempt, phase, h->checkpoint);
-	rb_fallback_record_handed(&lr.rec, h);
-	ev_raw(&e, "kind", "report");
-	ev_int(&e, "attempt", attempt);
-	ev_raw(&e, "phase", rb_phase_name(phase));
-	ev_str(&e, "checkpoint", lr.rec.budget.cur.checkpoint);
-	if (lr.rec.fallback.from[0])
-		ev_str(&e, "fallback_from", lr.rec.fallback.from);
-	rc = commit(&lr, &e, err);
-out:
-	unlock_close(&lr);
-	return rc;
+	if (rec->budget.cur.end != RB_END_NONE)
+		return rb_err_set(err, "job %u attempt %" PRId64 " already ended; not recording its phase",
+				  job_id, h->attempt);
+	rb_engine_set_phase(&rec->budget, h->attempt, h->phase,
+			    h->handed.checkpoint);
+	rb_fallback_record_handed(rec, &h->handed);
+	ev_line(e);
+	ev_raw(e, "kind", "report");
+	ev_int(e, "attempt", h->attempt);
+	ev_raw(e, "phase", rb_phase_name(h->phase));
+	ev_str(e, "checkpoint", rec->budget.cur.checkpoint);
+	if (rec->fallback.from[0])
+		ev_str(e, "fallback_from", rec->fallback.from);
+	return 1;
 }
 
-/* Does the job have a record? One lstat, before anything takes the lock
- * (which would create the job's event log). false with err->msg set on an
- * error other than "no such file". */
-static bool record_exists(const rb_config *cfg, const char *cluster,
-			  uint32_t job_id, rb_err *err)
+/* Is exactly this handing on the record already (a replayed begin)? */
+static bool handed_already(const rb_record *rec, const rb_handout *h)
 {
-	char path[RB_PATH_MAX + 128];
-	struct stat st;
+	const char *ck = h->handed.checkpoint ? h->handed.checkpoint : "";
+	const char *from = h->handed.from ? h->handed.from : "";
+	char id[RB_FILE_ID_TEXT_MAX] = "";
 
-	err->msg[0] = '\0';
-	if (rb_ledger_record_path(cfg->state_dir, cluster, job_id, path,
-				  sizeof(path)) < 0) {
-		rb_err_set(err, "%s/%s: path too long", cfg->state_dir, cluster);
-		return false;
-	}
-	if (lstat(path, &st) == 0)
-		return true;
-	if (errno != ENOENT && errno != ENOTDIR)
-		rb_err_set(err, "%s: %s", path, strerror(errno));
-	return false;
+	if (h->handed.id.ino != 0 &&
+	    rb_file_id_format(&h->handed.id, id, sizeof(id)) < 0)
+		id[0] = '\0';
+	return rec->budget.cur.attempt == h->attempt &&
+	       rec->budget.cur.phase == h->phase &&
+	       (!ck[0] || strcmp(rec->budget.cur.checkpoint, ck) == 0) &&
+	       strcmp(rec->fallback.cur_id, id) == 0 &&
+	       (!from[0] || strcmp(rec->fallback.from, from) == 0);
 }
 
-/* The end an epilog sees, given the attempt the prolog recorded. */
+typedef struct {
+	const rb_config *cfg;
+	const rb_job_info *job;     /* NULL: the attempt had started */
+	uint32_t job_id;
+	const rb_handout *h;
+	rb_start_result *out;
+} begin_ctx;
+
+/* The batch step's one write: the start (unless it is on record), then
+ * what the attempt was handed. A handing that cannot be recorded leaves
+ * the start recorded (out->report_err says why). */
+static int begin_fn(rb_record *rec, bool found, rb_events *e, void *ctx,
+		    rb_err *err)
+{
+	begin_ctx *c = ctx;
+	start_ctx sc = { c->cfg, c->job, c->out, false };
+	uint64_t seen = found ? rec->seq : 0;
+	int started = 0;
+	rb_err rerr;
+
+	(void)err;
+	/* the checkpoint was chosen on the record of write h->seq: another
+	 * write since is rare (a late epilog, a grant) and logged */
+	if (seen != c->h->seq)
+		rb_log(RB_LOG_WARNING, "job %u: its record changed while the checkpoint was chosen (write %" PRIu64 ", now %" PRIu64 "): handing out the one chosen",
+		       c->job_id, c->h->seq, seen);
+	if (c->job)
+		started = start_step(rec, found, e, &sc);
+	else
+		memset(c->out, 0, sizeof(*c->out));
+	found = found || started;
+	if (!started && found && handed_already(rec, c->h))
+		return 0;
+	if (hand_out(rec, found, e, c->job_id, c->h, &rerr) < 0) {
+		rb_strlcpy(c->out->report_err, rerr.msg,
+			   sizeof(c->out->report_err));
+		return started;
+	}
+	return 1;
+}
+
+int rb_lifecycle_begin(rb_store *st, const rb_config *cfg, uint32_t job_id,
+		       const rb_job_info *job, const rb_handout *h,
+		       rb_start_result *out, rb_record *rec, rb_err *err)
+{
+	static rb_events ev;
+	begin_ctx c = { cfg, job, job_id, h, out };
+
+	return st->ops->apply(st, job_id, 0, begin_fn, &c, &ev, rec, err);
+}
+
+typedef struct {
+	uint32_t job_id;
+	const rb_handout *h;
+} report_ctx;
+
+static int report_fn(rb_record *rec, bool found, rb_events *e, void *ctx,
+		     rb_err *err)
+{
+	report_ctx *c = ctx;
+
+	return hand_out(rec, found, e, c->job_id, c->h, err);
+}
+
+int rb_lifecycle_report_in(rb_store *st, uint32_t job_id,
+			   const rb_handout *h, rb_err *err)
+{
+	static rb_events ev;
+	static rb_record rec; /* 25 KB, off the stack */
+	report_ctx c = { job_id, h };
+
+	return st->ops->apply(st, job_id, 0, report_fn, &c, &ev, &rec, err);
+}
+
+/* --- the end ------------------------------------------------------------------ */
+
+/* The end an epilog sees, given the attempt the batch step recorded. */
 static rb_end epilog_end(int64_t recorded, int64_t restart_count,
 			 int exit_code, int sig, int *code)
 {
@@ -444,51 +443,161 @@ static rb_end epilog_end(int64_t recorded, int64_t restart_count,
 	return RB_END_COMPLETED;
 }
 
+typedef struct {
+	int64_t restart_count;
+	int exit_code, signal;
+	rb_detail_fn detail_fn;
+	void *detail_ctx;
+	int64_t now;
+} end_ctx;
+
+/* How the recorded attempt ended; 0 when its end is on record already
+ * (another node's epilog, or a stale call). */
+static int end_fn(rb_record *rec, bool found, rb_events *e, void *ctx,
+		  rb_err *err)
+{
+	end_ctx *c = ctx;
+	rb_attempt *cur = &rec->budget.cur;
+	char endtxt[32];
+	int code;
+	rb_end end;
+
+	(void)err;
+	if (!found)
+		return 0;
+	end = epilog_end(cur->attempt, c->restart_count, c->exit_code,
+			 c->signal, &code);
+	ev_line(e);
+	ev_raw(e, "kind", "end");
+	ev_int(e, "attempt", cur->attempt);
+	confirm_by_ack(rec, e);
+	if (!rb_engine_end(&rec->budget, cur->attempt, end, code, c->now))
+		return 0;
+	rb_end_format(cur->end, cur->end_code, endtxt, sizeof(endtxt));
+	ev_raw(e, "end", endtxt);
+	if (c->detail_fn && cur->end == RB_END_INTERRUPTED) {
+		const char *detail = c->detail_fn(c->detail_ctx);
+
+		if (detail)
+			ev_str(e, "detail", detail);
+	}
+	ev_raw(e, "phase", rb_phase_name(cur->phase));
+	ev_raw(e, "confirmed", rb_confirm_name(cur->confirmed));
+	ev_int(e, "ran", cur->end_time - cur->start_time);
+	return 1;
+}
+
+int rb_lifecycle_end_in(rb_store *st, uint32_t job_id, const rb_end_info *end,
+			rb_err *err)
+{
+	static rb_events ev;
+	static rb_record rec;
+	end_ctx c = { end->restart_count, end->exit_code, end->signal,
+		      end->detail_fn, end->detail_ctx, end->now };
+
+	/* Untracked jobs (no record) leave no trace: nothing is created. */
+	return st->ops->apply(st, job_id, RB_APPLY_IF_RECORDED, end_fn, &c,
+			      &ev, &rec, err) < 0 ? -1 : 0;
+}
+
+/* --- the grant ---------------------------------------------------------------- */
+
+typedef struct {
+	uint32_t job_id;
+	int n;
+	const char *by;
+	const char *where;
+} grant_ctx;
+
+static int grant_fn(rb_record *rec, bool found, rb_events *e, void *ctx,
+		    rb_err *err)
+{
+	grant_ctx *c = ctx;
+	int before = rec->budget.granted;
+
+	if (!found)
+		return rb_err_set(err, "job %u has no record in %s", c->job_id,
+				  c->where);
+	if (before > RB_MAX_FAILURES_MAX - c->n)
+		return rb_err_set(err, "job %u: granted would exceed %d",
+				  c->job_id, RB_MAX_FAILURES_MAX);
+	rec->budget.granted = before + c->n;
+	ev_line(e);
+	ev_raw(e, "kind", "grant");
+	ev_int(e, "attempt", rec->budget.cur.attempt);
+	ev_pair(e, "granted", before, before + c->n);
+	/* a grant lifts a fatal exit code like any exhaustion (docs/rule.md) */
+	if (rec->budget.fatal_code) {
+		ev_int(e, "fatal_lifted", rec->budget.fatal_code);
+		rec->budget.fatal_code = 0;
+	}
+	ev_str(e, "by", c->by);
+	return 1;
+}
+
+int rb_lifecycle_grant_in(rb_store *st, uint32_t job_id, int n,
+			  const char *by, rb_err *err)
+{
+	static rb_events ev;
+	static rb_record rec;
+	grant_ctx c = { job_id, n, by, st->where };
+
+	if (n <= 0 || n > RB_MAX_FAILURES_MAX)
+		return rb_err_set(err, "--failures %d: must be 1..%d", n,
+				  RB_MAX_FAILURES_MAX);
+	/* no record: say so without creating the job's event log */
+	if (st->ops->load(st, job_id, &rec, err) == 1)
+		return rb_err_set(err, "job %u has no record in %s", job_id,
+				  st->where);
+	return st->ops->apply(st, job_id, 0, grant_fn, &c, &ev, &rec, err);
+}
+
+/* --- the shared-directory ledger: the config's state_dir ---------------------- */
+
+int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
+		       rb_start_result *out, rb_record *rec, rb_err *err)
+{
+	rb_store_dir d;
+
+	return rb_lifecycle_start_in(rb_store_dir_init(&d, cfg->state_dir,
+						       job->cluster),
+				     cfg, job, out, rec, err);
+}
+
+int rb_lifecycle_report(const rb_config *cfg, const char *cluster,
+			uint32_t job_id, int64_t attempt, rb_phase phase,
+			const char *checkpoint, rb_err *err)
+{
+	rb_handed h = { .checkpoint = checkpoint };
+
+	return rb_lifecycle_report_handed(cfg, cluster, job_id, attempt, phase,
+					  &h, err);
+}
+
+int rb_lifecycle_report_handed(const rb_config *cfg, const char *cluster,
+			       uint32_t job_id, int64_t attempt,
+			       rb_phase phase, const rb_handed *h, rb_err *err)
+{
+	rb_handout ho = { attempt, phase, *h, 0 };
+	rb_store_dir d;
+
+	return rb_lifecycle_report_in(rb_store_dir_init(&d, cfg->state_dir,
+							cluster),
+				      job_id, &ho, err);
+}
+
 int rb_lifecycle_epilog_fn(const rb_config *cfg, const char *cluster,
 			   uint32_t job_id, int64_t restart_count,
 			   int exit_code, int signal, rb_detail_fn detail_fn,
 			   void *detail_ctx, int64_t now, rb_err *err)
 {
-	locked_record lr;
-	event_line e;
-	rb_attempt *cur;
-	char endtxt[32];
-	int64_t attempt;
-	int code, rc = 0;
-	rb_end end;
+	rb_end_info end = { restart_count, exit_code, signal, detail_fn,
+			    detail_ctx, now };
+	rb_store_dir d;
 
-	ev_init(&e);
-	/* Untracked jobs (no record) leave no trace: look before locking,
-	 * since the lock creates the job's event log. */
-	if (!record_exists(cfg, cluster, job_id, err))
-		return err->msg[0] ? -1 : 0;
-	if (lock_and_read(cfg, cluster, job_id, &lr, err) < 0)
-		return -1;
-	cur = &lr.rec.budget.cur;
-	attempt = cur->attempt;
-	end = epilog_end(attempt, restart_count, exit_code, signal, &code);
-	ev_raw(&e, "kind", "end");
-	ev_int(&e, "attempt", attempt);
-	if (lr.found)
-		confirm_by_ack(&lr, &e);
-	/* another node's epilog already recorded it, or a stale call */
-	if (!lr.found || !rb_engine_end(&lr.rec.budget, attempt, end, code, now))
-		goto out;
-	rb_end_format(cur->end, cur->end_code, endtxt, sizeof(endtxt));
-	ev_raw(&e, "end", endtxt);
-	if (detail_fn && cur->end == RB_END_INTERRUPTED) {
-		const char *detail = detail_fn(detail_ctx);
-
-		if (detail)
-			ev_str(&e, "detail", detail);
-	}
-	ev_raw(&e, "phase", rb_phase_name(cur->phase));
-	ev_raw(&e, "confirmed", rb_confirm_name(cur->confirmed));
-	ev_int(&e, "ran", cur->end_time - cur->start_time);
-	rc = commit(&lr, &e, err);
-out:
-	unlock_close(&lr);
-	return rc;
+	return rb_lifecycle_end_in(rb_store_dir_init(&d, cfg->state_dir,
+						     cluster),
+				   job_id, &end, err);
 }
 
 static const char *fixed_detail(void *ctx)
@@ -509,67 +618,18 @@ int rb_lifecycle_epilog(const rb_config *cfg, const char *cluster,
 int rb_lifecycle_grant(const rb_config *cfg, const char *cluster,
 		       uint32_t job_id, int n, const char *by, rb_err *err)
 {
-	locked_record lr;
-	event_line e;
+	rb_store_dir d;
 
-	ev_init(&e);
-	int before, rc = -1;
-
-	if (n <= 0 || n > RB_MAX_FAILURES_MAX)
-		return rb_err_set(err, "--failures %d: must be 1..%d", n,
-				  RB_MAX_FAILURES_MAX);
-	/* no record: say so without creating the job's event log */
-	if (rb_lifecycle_read(cfg, cluster, job_id, &lr.rec, err) == 1)
-		return rb_err_set(err, "job %u has no record in %s/%s", job_id,
-				  cfg->state_dir, cluster);
-	if (lock_and_read(cfg, cluster, job_id, &lr, err) < 0)
-		return -1;
-	if (!lr.found) {
-		rb_err_set(err, "job %u has no record in %s/%s", job_id,
-			   cfg->state_dir, cluster);
-		goto out;
-	}
-	before = lr.rec.budget.granted;
-	if (before > RB_MAX_FAILURES_MAX - n) {
-		rb_err_set(err, "job %u: granted would exceed %d", job_id,
-			   RB_MAX_FAILURES_MAX);
-		goto out;
-	}
-	lr.rec.budget.granted = before + n;
-	ev_raw(&e, "kind", "grant");
-	ev_int(&e, "attempt", lr.rec.budget.cur.attempt);
-	ev_pair(&e, "granted", before, before + n);
-	/* a grant lifts a fatal exit code like any exhaustion (docs/rule.md) */
-	if (lr.rec.budget.fatal_code) {
-		ev_int(&e, "fatal_lifted", lr.rec.budget.fatal_code);
-		lr.rec.budget.fatal_code = 0;
-	}
-	ev_str(&e, "by", by);
-	rc = commit(&lr, &e, err);
-out:
-	unlock_close(&lr);
-	return rc;
+	return rb_lifecycle_grant_in(rb_store_dir_init(&d, cfg->state_dir,
+						       cluster),
+				     job_id, n, by, err);
 }
 
 int rb_lifecycle_read(const rb_config *cfg, const char *cluster,
 		      uint32_t job_id, rb_record *rec, rb_err *err)
 {
-	rb_ledger *l;
-	int rc;
+	rb_store_dir d;
+	rb_store *st = rb_store_dir_init(&d, cfg->state_dir, cluster);
 
-	/* One open of state_dir (O_NOFOLLOW, owned by root, not writable by
-	 * group or others) and of <state_dir>/<cluster>. No job of this
-	 * cluster was ever recorded (no such directory): not an error. An
-	 * unusable state_dir is one, even before any job of this cluster was
-	 * recorded (the caller's on_error needs the ledger's reason). */
-	rc = rb_ledger_open_read(cfg->state_dir, cluster, &l, err);
-	if (rc < 0)
-		return -1;
-	if (rc == 1) {
-		rb_record_init(rec);
-		return 1;
-	}
-	rc = rb_ledger_read(l, job_id, rec, err);
-	rb_ledger_close(l);
-	return rc;
+	return st->ops->load(st, job_id, rec, err);
 }

@@ -1,11 +1,14 @@
 /*
- * lifecycle.h - a job's life events applied to its ledger record.
+ * lifecycle.h - a job's life events applied to its record, through the
+ * store seam (store/seam.h; docs/architecture.md, "The store seam").
  *
- * Each function is one read-modify-write under the job's lock: read the
- * record, apply the engine, write the record atomically, append an event
- * line. The SPANK glue only gathers the inputs (from Slurm) and calls these;
- * everything here runs without Slurm, so the unit tests and benchmarks drive
- * the same code the plugin runs.
+ * Each event is one apply of the store: read the record, apply the rule,
+ * save the record, then its event lines; replayed, it changes nothing.
+ * The *_in functions take the store; the others are the same on the
+ * shared-directory ledger of cfg->state_dir. The SPANK glue only gathers
+ * the inputs (from Slurm) and calls these; everything here runs without
+ * Slurm, so the unit tests and benchmarks drive the same code the plugin
+ * runs.
  */
 #ifndef RB_LIFECYCLE_H
 #define RB_LIFECYCLE_H
@@ -18,7 +21,7 @@
 #include "rule/rule.h"
 #include "store/store.h"
 
-/* What the prolog decided. */
+/* What the batch step's start decided. */
 typedef struct {
 	rb_decision decision;
 	rb_limits limits;
@@ -26,16 +29,46 @@ typedef struct {
 	bool duplicate;            /* this attempt had already started */
 	char reason[RB_REASON_MAX];
 	char warnings[RB_ERR_MAX]; /* clamps of job options, for the job's stderr */
+	/* rb_lifecycle_begin: why the handing was not recorded ("" = it was) */
+	char report_err[RB_ERR_MAX];
 } rb_start_result;
+
+/* What the batch step hands attempt `attempt`. */
+typedef struct {
+	int64_t attempt;
+	rb_phase phase;
+	rb_handed handed;  /* the checkpoint, its identity, the bad one skipped */
+	uint64_t seq;      /* the record's seq it was chosen on (0: none) */
+} rb_handout;
 
 /* Batch step (root, from the prolog's note): charge the previous attempt
  * and record attempt n (idempotent). *rec (if not NULL) is the record as
- * written (as found for an attempt already recorded): the batch step
- * exports it, so nothing is read twice. */
+ * written (as found for an attempt already recorded). */
 int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
 		       rb_start_result *out, rb_record *rec, rb_err *err);
+int rb_lifecycle_start_in(rb_store *st, const rb_config *cfg,
+			  const rb_job_info *job, rb_start_result *out,
+			  rb_record *rec, rb_err *err);
 
-/* Batch step (root): attempt n was handed `checkpoint` and starts in `phase`. */
+/* What rb_lifecycle_start would make of rec (found: the store held it),
+ * in memory: the batch step chooses the checkpoint on it, as the job's
+ * user, before its one write. */
+void rb_lifecycle_preview(const rb_config *cfg, const rb_job_info *job,
+			  bool found, rb_start_result *out, rb_record *rec);
+
+/*
+ * The batch step's one write (root): the start of job->attempt (job NULL:
+ * it had started), then what it was handed (h, chosen on the preview).
+ * *rec is the record as saved. A handing that cannot be recorded (the
+ * attempt ended) leaves the start recorded and says why in
+ * out->report_err. Replayed, it changes nothing.
+ */
+int rb_lifecycle_begin(rb_store *st, const rb_config *cfg, uint32_t job_id,
+		       const rb_job_info *job, const rb_handout *h,
+		       rb_start_result *out, rb_record *rec, rb_err *err);
+
+/* Attempt n was handed `checkpoint` and starts in `phase` (tools and tests:
+ * the batch step records it with the start, rb_lifecycle_begin). */
 int rb_lifecycle_report(const rb_config *cfg, const char *cluster,
 			uint32_t job_id, int64_t attempt, rb_phase phase,
 			const char *checkpoint, rb_err *err);
@@ -46,6 +79,8 @@ int rb_lifecycle_report_handed(const rb_config *cfg, const char *cluster,
 			       uint32_t job_id, int64_t attempt,
 			       rb_phase phase, const rb_handed *h,
 			       rb_err *err);
+int rb_lifecycle_report_in(rb_store *st, uint32_t job_id,
+			   const rb_handout *h, rb_err *err);
 
 /*
  * Epilog: how did the recorded attempt end? The job's restart count is now
@@ -68,9 +103,22 @@ int rb_lifecycle_epilog_fn(const rb_config *cfg, const char *cluster,
 			   int exit_code, int signal, rb_detail_fn fn,
 			   void *ctx, int64_t now, rb_err *err);
 
+/* The epilog's inputs, for rb_lifecycle_end_in. */
+typedef struct {
+	int64_t restart_count;
+	int exit_code, signal;
+	rb_detail_fn detail_fn;    /* may be NULL */
+	void *detail_ctx;
+	int64_t now;
+} rb_end_info;
+int rb_lifecycle_end_in(rb_store *st, uint32_t job_id, const rb_end_info *end,
+			rb_err *err);
+
 /* Admin: give a job n more failures of budget (recorded in the event log). */
 int rb_lifecycle_grant(const rb_config *cfg, const char *cluster,
 		       uint32_t job_id, int n, const char *by, rb_err *err);
+int rb_lifecycle_grant_in(rb_store *st, uint32_t job_id, int n,
+			  const char *by, rb_err *err);
 
 /* Read a job's record without the lock: 0, 1 = none, -1 = error. */
 int rb_lifecycle_read(const rb_config *cfg, const char *cluster,

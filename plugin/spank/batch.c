@@ -1,11 +1,12 @@
 /*
  * batch.c - the batch step (slurmstepd on the batch host, the one node that
  * does ledger work: docs/architecture.md "Only the batch host"). user_init
- * (uid 0, euid = the job's user) records and charges the attempt as root
- * from the prolog's note, then finds the checkpoint as the user and exports
- * the job's environment; task_post_fork (root) records what the attempt was
- * handed; task_init (the job's user, in the task) is the one place that
- * refuses.
+ * (uid 0, euid = the job's user) reads the attempt as root from the
+ * prolog's note and the record, finds the checkpoint as the user, then
+ * records the attempt, its charge, phase and checkpoint as root in one
+ * write (docs/architecture.md, "One attempt") and exports the job's
+ * environment; task_init (the job's user, in the task) is the one place
+ * that refuses.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -28,8 +29,8 @@
 #include "compat.h"
 #include "glue.h"
 
-/* What the batch step learned in user_init, for task_post_fork and
- * task_init (the forked task inherits it). */
+/* What the batch step learned in user_init, for task_init (the forked
+ * task inherits it). */
 static struct {
 	bool tracked;          /* this job is tracked and its record was read */
 	bool refuse;           /* task_init must refuse this attempt */
@@ -42,7 +43,6 @@ static struct {
 	char checkpoint[RB_PATH_MAX];
 	rb_file_id checkpoint_id; /* with checkpoint.fallback only */
 	char fallback_from[RB_PATH_MAX];
-	rb_config *cfg;        /* user_init's, kept for task_post_fork */
 	bool exported;         /* the job's environment was set */
 	bool closed;           /* on_error = "closed" */
 	char config_path[RB_PATH_MAX];
@@ -115,53 +115,6 @@ static void add_warning(const char *fmt, ...)
 	memcpy(step.warning + used, "\n", sizeof("\n"));
 }
 
-/*
- * Slurm may relaunch a requeued job with no prolog at all (seen on 22.05
- * when the previous attempt was killed while its prolog ran and slurmd still
- * caches the credential). The sign: no note, and the recorded attempt
- * already ended. Record and charge the new attempt here (as root), as from
- * a note.
- */
-static int catch_up_start(const rb_config *cfg, rb_record *rec,
-			  const rb_overrides *opts, const char *ckpt_dir)
-{
-	rb_job_info job = { 0 };
-	rb_start_result res;
-	rb_err err;
-
-	job.cluster = rec->cluster;
-	job.job_id = rec->job_id;
-	job.array_job_id = step.task.array_job_id;
-	job.array_task_id = step.task.array_task_id;
-	job.attempt = rb_step_catch_up_attempt(
-		controller_restart_count(&step.task), rec);
-	job.uid = rec->uid;
-	job.gid = rec->gid;
-	job.user = rec->user;
-	job.partition = rec->partition[0] ? rec->partition : NULL;
-	job.account = rec->account[0] ? rec->account : NULL;
-	job.work_dir = rec->work_dir;
-	job.submission = rec->submission[0] ? rec->submission : NULL;
-	job.checkpoint_dir = ckpt_dir[0] ? ckpt_dir : NULL;
-	job.options = *opts;
-	job.now = time(NULL);
-	if (rb_lifecycle_start(cfg, &job, &res, rec, &err) < 0) {
-		rb_log(RB_LOG_ERROR, "job %u attempt %" PRId64 " (no prolog): %s",
-		       step.job_id, job.attempt, err.msg);
-		return -1;
-	}
-	rb_log(RB_LOG_INFO, "job %u attempt %" PRId64 " started without a prolog: %s",
-	       step.job_id, job.attempt, res.reason);
-	/* on_exhausted holds here too: Slurm skips the prolog of a quick
-	 * rerun at times, an array task's as any other */
-	if (res.decision == RB_DECISION_REFUSE && !res.duplicate &&
-	    cfg->on_exhausted == RB_ON_EXHAUSTED_HOLD)
-		hold_exhausted(&step.task, res.reason);
-	else if (res.decision == RB_DECISION_REFUSE && !res.duplicate)
-		controller_note_reason(&step.task, "refused", res.reason);
-	return 0;
-}
-
 /* Internal error in the batch step: on_error decides. */
 static void step_error(const rb_config *cfg, const char *what)
 {
@@ -182,8 +135,6 @@ static void step_error(const rb_config *cfg, const char *what)
 	}
 }
 
-/* Is rec another job's, one that had this id before (identity.h)? The
- * prolog starts a new record then; finding one here means it did not. */
 /* The job's submission identity as the batch step sees it (identity.h),
  * into buf (RB_SUBMISSION_MAX); NULL when it has none. */
 static const char *step_submission(spank_t sp, char *buf)
@@ -199,6 +150,8 @@ static const char *step_submission(spank_t sp, char *buf)
 	return rb_submission_of(nonce, sluid, buf, RB_SUBMISSION_MAX);
 }
 
+/* Is rec another job's, one that had this id before (identity.h)? A start
+ * from a note begins a new record then; without a note, on_error decides. */
 static bool record_is_another_jobs(spank_t sp, const rb_record *rec)
 {
 	char submission[RB_SUBMISSION_MAX];
@@ -218,7 +171,7 @@ static bool record_is_another_jobs(spank_t sp, const rb_record *rec)
 	return true;
 }
 
-/* Tell the job what the prolog's resolution of its limits clamped
+/* Tell the job what the resolution of its limits clamped
  * (docs/rule.md, "Limits": "a warning in the job's stderr"). */
 static void warn_clamped(spank_t sp, const rb_config *cfg,
 			 const rb_overrides *opts)
@@ -331,117 +284,236 @@ static void record_of_step(spank_t sp, rb_record *rec)
 	rec->budget.cur.end = RB_END_COMPLETED; /* catch_up_start: a new one */
 }
 
-/* This job's record, caught up if Slurm ran this attempt without a
- * prolog, begun if there is none. 0, or -1 (said why; on_error applied or
- * nothing to export). */
-static int read_this_jobs_record(spank_t sp, const rb_config *cfg,
-				 const rb_overrides *opts,
-				 const char *ckpt_dir, rb_record *rec)
-{
-	rb_err err;
-	int rc;
+/* This attempt as user_init's first root part finds it, for its second:
+ * static, off the step's stack (two records). */
+static struct {
+	rb_store_dir dir;
+	rb_store *st;
+	const rb_overrides *opts; /* the job's options */
+	const char *ckpt_dir;     /* its checkpoint dir, expanded */
+	rb_note_job note;
+	char account[RB_NAME_MAX];
+	bool from_note;        /* this node's prolog noted the job */
+	bool starts;           /* job starts here (else it had started) */
+	rb_job_info job;
+	rb_record seen;        /* as read (job's strings point into it) */
+	uint64_t seq;          /* its write, 0 = none */
+	rb_record rec;         /* as the start leaves it, then as written */
+	rb_start_result res;
+	char kept[RB_PATH_MAX]; /* the checkpoint on record before handing */
+} plan;
 
-	rc = rb_lifecycle_read(cfg, step.cluster, step.job_id, rec, &err);
-	if (rc < 0) {
-		step_error(cfg, err.msg);
-		return -1;
-	}
-	if (rc > 0) {
+/*
+ * Slurm may relaunch a requeued job with no prolog at all (seen on 22.05
+ * when the previous attempt was killed while its prolog ran and slurmd still
+ * caches the credential). The sign: no note, and the recorded attempt
+ * already ended. The new attempt is recorded and charged here (as root),
+ * as from a note.
+ */
+static void catch_up_job(void)
+{
+	const rb_record *rec = &plan.seen;
+	rb_job_info *job = &plan.job;
+
+	memset(job, 0, sizeof(*job));
+	job->cluster = rec->cluster;
+	job->job_id = rec->job_id;
+	job->array_job_id = step.task.array_job_id;
+	job->array_task_id = step.task.array_task_id;
+	job->attempt = rb_step_catch_up_attempt(
+		controller_restart_count(&step.task), rec);
+	job->uid = rec->uid;
+	job->gid = rec->gid;
+	job->user = rec->user;
+	job->partition = rec->partition[0] ? rec->partition : NULL;
+	job->account = rec->account[0] ? rec->account : NULL;
+	job->work_dir = rec->work_dir;
+	job->submission = rec->submission[0] ? rec->submission : NULL;
+	job->checkpoint_dir = plan.ckpt_dir[0] ? plan.ckpt_dir : NULL;
+	job->options = *plan.opts;
+	job->now = time(NULL);
+	plan.starts = true;
+}
+
+/* No note: this job's record, caught up if Slurm ran this attempt without
+ * a prolog, begun if there is none. 0, or -1 (said why; on_error applied
+ * or nothing to export). */
+static int plan_without_note(spank_t sp, const rb_config *cfg, int found)
+{
+	if (found > 0) {
 		/* no note, no record: a first attempt is never untracked or
 		 * refused for that; begin the record here */
 		rb_log(RB_LOG_WARNING, "job %u: no note from the prolog and no record: the batch step begins the record",
 		       step.job_id);
-		record_of_step(sp, rec);
-	} else if (record_is_another_jobs(sp, rec)) {
-		step_error(cfg, "the ledger's record with this job id is another job's (the prolog did not record this one)");
+		record_of_step(sp, &plan.seen);
+	} else if (record_is_another_jobs(sp, &plan.seen)) {
+		step_error(cfg, "the ledger's record with this job id is another job's (no prolog noted this one)");
 		return -1;
 	}
-	if (rec->budget.cur.end == RB_END_NONE)
-		return 0;
-	if (catch_up_start(cfg, rec, opts, ckpt_dir) < 0) {
-		step_error(cfg, "this attempt could not be recorded in the ledger (see slurmd.log)");
-		return -1;
-	}
+	if (plan.seen.budget.cur.end != RB_END_NONE)
+		catch_up_job();
 	return 0;
 }
 
-/* What the prolog did when it recorded the attempt: log it once, and hold
- * an exhausted job if the config says so. */
-static void report_start(const rb_config *cfg, const rb_job_info *job,
-			 const rb_start_result *res)
+/* The job from this node's note (its prolog's), if Slurm ran a prolog
+ * here (plan.from_note). */
+static void plan_from_note(const rb_config *cfg)
 {
+	rb_job_info *job = &plan.note.job;
+	rb_err err;
+	int rc;
+
+	rc = rb_note_claim(run_dir, node_name(), step.cluster, step.job_id,
+			   &plan.note, &err);
+	if (rc != 0) {
+		if (rc < 0)
+			rb_log(RB_LOG_ERROR, "job %u: %s; reading the ledger instead",
+			       step.job_id, err.msg);
+		return;
+	}
+	job->options = *plan.opts;
+	job->array_job_id = step.task.array_job_id;
+	job->array_task_id = step.task.array_task_id;
+	job->checkpoint_dir = plan.ckpt_dir[0] ? plan.ckpt_dir : NULL;
+	job->now = time(NULL);
+	if (!job->account && cfg->n_accounts > 0) {
+		controller_account(&step.task, plan.account,
+				   sizeof(plan.account));
+		job->account = plan.account[0] ? plan.account : NULL;
+	}
+	plan.job = *job;
+	plan.from_note = plan.starts = true;
+}
+
+/* The note's attempt could not be recorded: its claim goes, on_error
+ * decides. */
+static void note_failed(const rb_config *cfg, const char *what)
+{
+	rb_log(RB_LOG_ERROR, "job %u attempt %" PRId64 ": %s", step.job_id,
+	       plan.job.attempt, what);
+	rb_note_forget(run_dir, node_name(), step.cluster, step.job_id);
+	step_error(cfg, what);
+}
+
+/* First root part: the job (from the note, else from its record) and its
+ * record as the start will leave it, for the checkpoint search. 0, or -1
+ * (said why; nothing to export). */
+static int plan_attempt(spank_t sp, const rb_config *cfg)
+{
+	rb_err err;
+	int found;
+
+	plan.from_note = plan.starts = false;
+	plan.st = rb_store_dir_init(&plan.dir, cfg->state_dir, step.cluster);
+	plan_from_note(cfg);
+	found = plan.st->ops->load(plan.st, step.job_id, &plan.seen, &err);
+	if (found < 0 && plan.from_note) {
+		note_failed(cfg, err.msg);
+		return -1;
+	}
+	if (found < 0) {
+		step_error(cfg, err.msg);
+		return -1;
+	}
+	plan.rec = plan.seen;
+	plan.seq = found == 0 ? plan.seen.seq : 0;
+	if (!plan.from_note &&
+	    plan_without_note(sp, cfg, found) < 0)
+		return -1;
+	if (plan.starts)
+		rb_lifecycle_preview(cfg, &plan.job, found == 0, &plan.res,
+				     &plan.rec);
+	rb_strlcpy(plan.kept, plan.rec.budget.checkpoint, sizeof(plan.kept));
+	return 0;
+}
+
+/* What the start decided, said once: the job's stderr, the log, the hold
+ * of an exhausted job when the config asks for it, the AdminComment. */
+static void report_start(const rb_config *cfg)
+{
+	const rb_start_result *res = &plan.res;
+	const rb_job_info *job = &plan.job;
 	bool refused = res->decision == RB_DECISION_REFUSE;
 	char addr[RB_JOB_ADDR_MAX];
 
-	if (res->warnings[0])
+	if (plan.from_note && res->warnings[0])
 		add_warning("%s", res->warnings);
+	step.clamps_said = plan.from_note;
+	if (!plan.from_note)
+		rb_log(RB_LOG_INFO, "job %u attempt %" PRId64 " started without a prolog: %s",
+		       step.job_id, job->attempt, res->reason);
 	if (res->duplicate)
 		return;
+	/* on_exhausted holds here too: Slurm skips the prolog of a quick
+	 * rerun at times, an array task's as any other */
 	if (refused && cfg->on_exhausted == RB_ON_EXHAUSTED_HOLD) {
 		hold_exhausted(&step.task, res->reason);
 		return;
 	}
-	rb_log(refused ? RB_LOG_WARNING : RB_LOG_INFO,
-	       "job %s attempt %" PRId64 ": %s%s",
-	       rb_job_addr(job->job_id, job->array_job_id, job->array_task_id,
-			   addr),
-	       job->attempt, res->reason,
-	       refused ? " (refused in task_init)" : "");
+	if (plan.from_note)
+		rb_log(refused ? RB_LOG_WARNING : RB_LOG_INFO,
+		       "job %s attempt %" PRId64 ": %s%s",
+		       rb_job_addr(job->job_id, job->array_job_id,
+				   job->array_task_id, addr),
+		       job->attempt, res->reason,
+		       refused ? " (refused in task_init)" : "");
 	/* task_init refuses as the user: the comment is written here, as root */
 	if (refused)
 		controller_note_reason(&step.task, "refused", res->reason);
 }
 
-/* Record and charge the attempt from this node's note (its prolog's):
- * 0 recorded, 1 no note (Slurm ran no prolog here), -1 said why. */
-static int start_from_note(const rb_config *cfg, const rb_overrides *opts,
-			   const char *ckpt_dir, rb_record *rec)
+/* Second root part, the one write: the start (unless it had started),
+ * the phase and the checkpoint handed out. 0, or -1 (said why; nothing to
+ * export). */
+static int write_attempt(spank_t sp, const rb_config *cfg)
 {
-	char account[RB_NAME_MAX] = "";
-	rb_note_job note;
-	rb_start_result res;
+	rb_handout h = { step.attempt, step.phase,
+			 { step.checkpoint, step.checkpoint_id,
+			   step.fallback_from }, plan.seq };
 	rb_err err;
 	int rc;
 
-	rc = rb_note_claim(run_dir, node_name(), step.cluster, step.job_id,
-			   &note, &err);
-	if (rc != 0) {
-		if (rc < 0)
-			rb_log(RB_LOG_ERROR, "job %u: %s; reading the ledger instead",
-			       step.job_id, err.msg);
-		return 1;
-	}
-	note.job.options = *opts;
-	note.job.array_job_id = step.task.array_job_id;
-	note.job.array_task_id = step.task.array_task_id;
-	note.job.checkpoint_dir = ckpt_dir[0] ? ckpt_dir : NULL;
-	note.job.now = time(NULL);
-	if (!note.job.account && cfg->n_accounts > 0) {
-		controller_account(&step.task, account, sizeof(account));
-		note.job.account = account[0] ? account : NULL;
-	}
-	if (rb_lifecycle_start(cfg, &note.job, &res, rec, &err) < 0) {
-		rb_log(RB_LOG_ERROR, "job %u attempt %" PRId64 ": %s",
-		       step.job_id, note.job.attempt, err.msg);
-		rb_note_forget(run_dir, node_name(), step.cluster, step.job_id);
-		step_error(cfg, err.msg);
+	(void)sp;
+	rc = rb_lifecycle_begin(plan.st, cfg, step.job_id,
+				plan.starts ? &plan.job : NULL, &h, &plan.res,
+				&plan.rec, &err);
+	if (rc < 0 && plan.from_note) {
+		note_failed(cfg, err.msg);
 		return -1;
 	}
-	report_start(cfg, &note.job, &res);
-	step.clamps_said = true;
+	if (rc < 0 && plan.starts) {
+		rb_log(RB_LOG_ERROR, "job %u attempt %" PRId64 " (no prolog): %s",
+		       step.job_id, step.attempt, err.msg);
+		step_error(cfg, "this attempt could not be recorded in the ledger (see slurmd.log)");
+		return -1;
+	}
+	if (rc < 0) {
+		/* the attempt is on record: only its handing is lost, the
+		 * job runs as recorded */
+		rb_log(RB_LOG_ERROR, "job %u attempt %" PRId64 ": %s",
+		       step.job_id, step.attempt, err.msg);
+		plan.rec = plan.seen;
+	} else if (plan.res.report_err[0]) {
+		rb_log(RB_LOG_ERROR, "job %u attempt %" PRId64 ": %s",
+		       step.job_id, step.attempt, plan.res.report_err);
+	}
+	if (rc == 0 && plan.starts)
+		report_start(cfg);
+	/* no note: this node's epilog must still record the end */
+	if (!plan.from_note && rb_note_mark(run_dir, node_name(), step.cluster,
+					    step.job_id, &err) < 0)
+		rb_log(RB_LOG_ERROR, "job %u: %s", step.job_id, err.msg);
 	return 0;
 }
 
-/* The ledger work of this attempt, as root (user_init runs with the job
- * user's euid; root is taken for it and given up after). 0, or -1 (said
- * why; nothing to export). */
-static int record_attempt(spank_t sp, const rb_config *cfg,
-			  const rb_overrides *opts, const char *ckpt_dir,
-			  rb_record *rec)
+typedef int (*root_part)(spank_t sp, const rb_config *cfg);
+
+/* A part of the ledger work, as root (user_init runs with the job user's
+ * euid; root is taken for it and given up after). 0, or -1 (said why). */
+static int as_root(root_part part, spank_t sp, const rb_config *cfg)
 {
 	uid_t euid = geteuid();
 	gid_t egid = getegid();
-	rb_err err;
 	int rc = -1;
 
 	if (seteuid(0) < 0 || setegid(0) < 0) {
@@ -450,14 +522,7 @@ static int record_attempt(spank_t sp, const rb_config *cfg,
 		step_error(cfg, "this attempt could not be recorded in the ledger (see slurmd.log)");
 		goto restore;
 	}
-	rc = start_from_note(cfg, opts, ckpt_dir, rec);
-	if (rc == 1) {
-		rc = read_this_jobs_record(sp, cfg, opts, ckpt_dir, rec);
-		/* no note: this node's epilog must still record the end */
-		if (rc == 0 && rb_note_mark(run_dir, node_name(), step.cluster,
-					    step.job_id, &err) < 0)
-			rb_log(RB_LOG_ERROR, "job %u: %s", step.job_id, err.msg);
-	}
+	rc = part(sp, cfg);
 restore:
 	if (setegid(egid) < 0 || seteuid(euid) < 0) {
 		/* never run the job's checkpoint lookup as root */
@@ -512,12 +577,44 @@ static void expand_checkpoint_dir(char *dir, size_t len)
 	rb_strlcpy(dir, out, len);
 }
 
-/* Runs with euid = the job's user: the checkpoint is found as the user. */
+/* The attempt's phase, from the checkpoint found as the job's user on the
+ * record as the start leaves it. */
+static void choose_handout(const rb_config *cfg, const char *ckpt_dir)
+{
+	step.attempt = plan.rec.budget.cur.attempt;
+	choose_checkpoint(cfg, &plan.rec, ckpt_dir);
+	step.phase = rb_engine_start_phase(step.attempt, step.checkpoint);
+}
+
+/* What the job is told: the refusal's words, the environment. */
+static void tell_the_job(spank_t sp, const rb_config *cfg)
+{
+	rb_record *rec = &plan.rec;
+
+	/* as the job was always told: the record as its start left it (the
+	 * refusal names the checkpoint kept before this one was handed) */
+	rb_strlcpy(rec->budget.checkpoint, plan.kept,
+		   sizeof(rec->budget.checkpoint));
+	if (rec->budget.cur.refused) {
+		step.refuse = true;
+		rb_step_refusal(rec, step.attempt, cfg->path, step.refuse_msg,
+				sizeof(step.refuse_msg));
+	}
+	rb_strlcpy(rec->fallback.from, step.fallback_from,
+		   sizeof(rec->fallback.from));
+	step.tracked = true;
+	step.closed = cfg->on_error == RB_ON_ERROR_CLOSED;
+	rb_strlcpy(step.config_path, cfg->path, sizeof(step.config_path));
+	export_env(sp, cfg, rec);
+	step.exported = true;
+}
+
+/* Runs with euid = the job's user: the checkpoint is found as the user,
+ * between the two parts of the ledger work done as root. */
 void batch_user_init(spank_t sp)
 {
 	rb_overrides opts;
 	char ckpt_dir[RB_PATH_MAX], name[RB_NAME_MAX];
-	rb_record rec;
 	rb_config *cfg;
 	rb_err err;
 
@@ -542,54 +639,23 @@ void batch_user_init(spank_t sp)
 	    ESPANK_SUCCESS)
 		rb_strlcpy(name, "cluster", sizeof(name));
 	rb_strlcpy(step.cluster, name, sizeof(step.cluster));
-	if (record_attempt(sp, cfg, &opts, ckpt_dir, &rec) < 0)
+	plan.opts = &opts;
+	plan.ckpt_dir = ckpt_dir;
+	if (as_root(plan_attempt, sp, cfg) < 0)
 		goto out;
-	step.attempt = rec.budget.cur.attempt;
+	choose_handout(cfg, ckpt_dir);
+	if (as_root(write_attempt, sp, cfg) < 0)
+		goto out;
 	if (!step.clamps_said)
 		warn_clamped(sp, cfg, &opts);
-	if (rec.budget.cur.refused) {
-		step.refuse = true;
-		rb_step_refusal(&rec, step.attempt, cfg->path, step.refuse_msg,
-				sizeof(step.refuse_msg));
-	}
-	choose_checkpoint(cfg, &rec, ckpt_dir);
-	rb_strlcpy(rec.fallback.from, step.fallback_from,
-		   sizeof(rec.fallback.from));
-	step.phase = rb_engine_start_phase(step.attempt, step.checkpoint);
-	step.tracked = true;
-	step.closed = cfg->on_error == RB_ON_ERROR_CLOSED;
-	rb_strlcpy(step.config_path, cfg->path, sizeof(step.config_path));
-	export_env(sp, cfg, &rec);
-	step.exported = true;
-	step.cfg = cfg; /* task_post_fork records with the same config */
-	return;
+	tell_the_job(sp, cfg);
 out:
-	rb_config_free(cfg);
-}
-
-/* Root again: record what the attempt was handed. */
-void batch_post_fork(void)
-{
-	rb_config *cfg = step.cfg;
-	rb_err err;
-
-	if (!step.tracked || !cfg)
-		return;
-	step.tracked = false; /* once per step, not once per task */
-	step.cfg = NULL;
-	rb_handed h = { step.checkpoint, step.checkpoint_id,
-			step.fallback_from };
-
-	if (rb_lifecycle_report_handed(cfg, step.cluster, step.job_id,
-				       step.attempt, step.phase, &h, &err) < 0)
-		rb_log(RB_LOG_ERROR, "job %u attempt %" PRId64 ": %s",
-		       step.job_id, step.attempt, err.msg);
 	rb_config_free(cfg);
 }
 
 /*
  * The last check, where the attempt number is finally visible: if the ledger
- * is behind (the prolog could not write, state_dir full or read-only), the
+ * is behind (the batch step could not write, state_dir full or read-only), the
  * numbers exported in user_init belong to the previous attempt. closed:
  * refuse; open: run untracked, keeping only the checkpoint path.
  */

@@ -63,7 +63,6 @@ void prolog(spank_t sp);                    /* job_script.c */
 void epilog(void);                          /* job_script.c */
 bool is_batch_step(spank_t sp);             /* batch.c */
 void batch_user_init(spank_t sp);
-void batch_post_fork(void);
 int batch_task_init(spank_t sp);
 
 #endif

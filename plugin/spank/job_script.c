@@ -98,16 +98,16 @@ static void parse_exit_code2(const char *s, int *exit_code, int *sig)
 
 /* What the epilog's interruption question needs: the job as the controller
  * addresses it (an array task by its array id and task id, docs/arrays.md)
- * and the config, to read them from the record when the environment lacks
+ * and the store, to read them from the record when the environment lacks
  * them (22.05's epilog has no SLURM_ARRAY_*; verified). */
 typedef struct {
 	rb_job_ref ref;
-	const rb_config *cfg;
+	rb_store *st;
 } epilog_job;
 
-static epilog_job epilog_job_of(const rb_config *cfg, uint32_t job_id)
+static epilog_job epilog_job_of(rb_store *st, uint32_t job_id)
 {
-	epilog_job e = { rb_job_ref_of(job_id, 0, 0), cfg };
+	epilog_job e = { rb_job_ref_of(job_id, 0, 0), st };
 	uint32_t a = 0, t = 0;
 
 	if (env_u32(getenv("SLURM_ARRAY_JOB_ID"), &a) &&
@@ -126,8 +126,7 @@ static const char *interruption_of(void *ctx)
 	rb_err err;
 
 	if (!e->ref.array_job_id &&
-	    rb_lifecycle_read(e->cfg, cluster_name(), e->ref.job_id, &rec,
-			      &err) == 0)
+	    e->st->ops->load(e->st, e->ref.job_id, &rec, &err) == 0)
 		e->ref = rb_job_ref_of(e->ref.job_id, rec.array_job_id,
 				       rec.array_task_id);
 	return controller_interruption(&e->ref);
@@ -139,8 +138,8 @@ void epilog(void)
 	rb_err err;
 	uint32_t job_id;
 	epilog_job ej;
-	int64_t count = 0;
-	int exit_code, sig;
+	rb_end_info end = { 0 };
+	rb_store_dir dir;
 	rb_note_state note;
 
 	if (!env_u32(getenv("SLURM_JOB_ID"), &job_id))
@@ -159,14 +158,17 @@ void epilog(void)
 		rb_log(RB_LOG_ERROR, "epilog: job %u: %s", job_id, err.msg);
 		return;
 	}
-	env_int64(getenv("SLURM_JOB_RESTART_COUNT"), &count);
-	ej = epilog_job_of(cfg, job_id);
-	parse_exit_code2(getenv("SLURM_JOB_EXIT_CODE2"), &exit_code, &sig);
+	env_int64(getenv("SLURM_JOB_RESTART_COUNT"), &end.restart_count);
+	ej = epilog_job_of(rb_store_dir_init(&dir, cfg->state_dir,
+					     cluster_name()), job_id);
+	parse_exit_code2(getenv("SLURM_JOB_EXIT_CODE2"), &end.exit_code,
+			 &end.signal);
+	end.detail_fn = interruption_of;
+	end.detail_ctx = &ej;
+	end.now = time(NULL);
 	/* An untracked job has no record: nothing happens. Only an
 	 * interruption costs a controller query (it is rare). */
-	if (rb_lifecycle_epilog_fn(cfg, cluster_name(), job_id, count,
-				   exit_code, sig, interruption_of, &ej,
-				   time(NULL), &err) < 0)
+	if (rb_lifecycle_end_in(ej.st, job_id, &end, &err) < 0)
 		rb_log(RB_LOG_ERROR, "epilog: job %u: %s", job_id, err.msg);
 	else if (note == RB_NOTE_CLAIMED)
 		/* an end not recorded keeps the claim, for a look at it */

@@ -9,9 +9,9 @@
  *   slurmd         init: load and check the config, log loudly
  *   job_prolog     (root, every node) leave a node-local note of the job
  *   user_init      (batch step, uid 0, euid the job's user) claim the note,
- *                  charge the previous attempt and record this one; find
- *                  the checkpoint as the user, export the environment
- *   task_post_fork (batch step, root) record the phase and checkpoint handed out
+ *                  preview the start; find the checkpoint as the user;
+ *                  then charge the previous attempt and record this one,
+ *                  its phase and checkpoint in one locked write; export env
  *   task_init      (job user) refuse an exhausted attempt: the job ends FAILED 1:0
  *   job_epilog     (root, every node) record how the attempt ended
  * Every callback returns 0 except task_init's refusal and sbatch's option
@@ -220,14 +220,6 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
 	if (spank_remote(sp) && is_batch_step(sp))
 		batch_user_init(sp);
 	return 0; /* never: a failing user_init drains the node */
-}
-
-int slurm_spank_task_post_fork(spank_t sp, int ac, char **av)
-{
-	enter(ac, av);
-	if (spank_remote(sp))
-		batch_post_fork();
-	return 0;
 }
 
 int slurm_spank_task_init(spank_t sp, int ac, char **av)

@@ -199,7 +199,6 @@ int main(int argc, char **argv)
 		context = S_CTX_REMOTE;               /* the batch step */
 		get(h, "slurm_spank_init")(NULL, 1, av);
 		get(h, "slurm_spank_user_init")(NULL, 1, av);
-		get(h, "slurm_spank_task_post_fork")(NULL, 1, av);
 		if (get(h, "slurm_spank_task_init")(NULL, 1, av) != 0)
 			refused_at = n;
 		else if (!lookup("RESTORE_BUDGET_ACK_FILE") ||

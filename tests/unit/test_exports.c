@@ -77,8 +77,8 @@ static void test_slurm_loader_symbols_are_exported(void **state)
 		"plugin_name", "plugin_type", "plugin_version",
 		"spank_plugin_version", "slurm_spank_init",
 		"slurm_spank_init_post_opt", "slurm_spank_job_prolog",
-		"slurm_spank_user_init", "slurm_spank_task_post_fork",
-		"slurm_spank_task_init", "slurm_spank_job_epilog",
+		"slurm_spank_user_init", "slurm_spank_task_init",
+		"slurm_spank_job_epilog",
 	};
 
 	for (size_t i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++)
