@@ -4,7 +4,7 @@
  * seam"). Shaped for a store with no lock and no local history (the
  * controller's job record): load a record, apply one step of an attempt.
  * The shared-directory ledger implements it (ledger_seam.c, its lock
- * inside); the unit tests add one in memory (tests/unit/store_mem.c).
+ * inside); the unit tests add one in memory (tests/unit/test_store.c).
  */
 #ifndef RB_SEAM_H
 #define RB_SEAM_H
