@@ -286,3 +286,53 @@ int rb_config_check_caps(const rb_config *cfg, const rb_overrides *job,
 			return -1;
 	return 0;
 }
+
+/* (config.h) The first rule of list naming code. */
+rb_exit_rule rb_exit_rules_match(const rb_exit_rules *list, int code)
+{
+	if (code < 0 || code > RB_EXIT_CODE_MAX)
+		return RB_EXIT_RULE_NONE;
+	for (size_t i = 0; i < list->n; i++)
+		if (list->rules[i].codes[code / 8] & (1u << (code % 8)))
+			return list->rules[i].action;
+	return RB_EXIT_RULE_NONE;
+}
+
+/* ---- the requeue code (requeue_exit.h) ---------------------------------- */
+
+
+int rb_requeue_exit_of(const rb_config *cfg, const rb_requeue_exit *slurm)
+{
+	if (cfg->requeue_exit > 0)
+		return cfg->requeue_exit;
+	if (slurm && slurm->set && slurm->first > 0)
+		return slurm->first;
+	return 0;
+}
+
+int rb_requeue_exit_warning(const rb_config *cfg, const rb_requeue_exit *slurm,
+			    const char *slurm_path, char *buf, size_t len)
+{
+	int code = cfg->requeue_exit;
+
+	buf[0] = '\0';
+	if (code <= 0 || !slurm || rb_requeue_exit_has(slurm, code))
+		return 0;
+	if (!slurm->set)
+		snprintf(buf, len,
+			 "warning: requeue_exit = %d in %s, but %s sets no "
+			 "RequeueExit: Slurm will not requeue a job that exits "
+			 "%d after a failed restore (add RequeueExit=%d to %s "
+			 "and run scontrol reconfigure, or remove requeue_exit)",
+			 code, cfg->path, slurm_path, code, code, slurm_path);
+	else
+		snprintf(buf, len,
+			 "warning: requeue_exit = %d in %s is not in "
+			 "RequeueExit=%s of %s: Slurm will not requeue a job "
+			 "that exits %d after a failed restore (set requeue_exit "
+			 "to one of %s, or add %d to RequeueExit and run "
+			 "scontrol reconfigure)",
+			 code, cfg->path, slurm->text, slurm_path, code,
+			 slurm->text, code);
+	return 1;
+}
