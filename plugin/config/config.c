@@ -43,7 +43,8 @@ typedef enum {
 	K_BOOL,     /* a bool at off */
 	K_VALUE,    /* a bounded number (cap rule arg), an int at off */
 	K_OVERRIDE, /* the same, set in the rb_overrides at off */
-	K_RANGE,    /* a number in the range of range_of(), an int at off */
+	K_RANGE,    /* a `limits` cap (cap rule arg) or requeue_exit (arg
+		     * RB_CAP_KEYS): a number in range, an int at off */
 	K_TEXT,     /* a string of rule arg (text_rule), a char * at off */
 	K_GROUP,    /* the section more, read into the same struct */
 	K_RULES,    /* an exit_rules list at off */
@@ -170,32 +171,23 @@ static int replace_string(char **dst, const char *src)
 void rb_config_quote(const char *s, char *buf, size_t len)
 {
 	size_t o = 0;
+	int n;
 
-	if (len < 4) {
-		if (len)
-			buf[0] = '\0';
-		return;
-	}
-	for (; *s; s++) {
+	for (; len >= 4 && *s; s++, o += (size_t)n) {
 		unsigned char c = (unsigned char)*s;
 		char piece[8];
-		size_t n;
 
-		if (c == '"' || c == '\\')
-			n = (size_t)snprintf(piece, sizeof(piece), "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			n = (size_t)snprintf(piece, sizeof(piece), "\\x%02x", c);
-		else
-			n = (size_t)snprintf(piece, sizeof(piece), "%c", c);
-		if (o + n > len - 4) {
-			memcpy(buf + o, "...", 3);
-			o += 3;
-			break;
+		n = snprintf(piece, sizeof(piece),
+			     c == '"' || c == '\\' ? "\\%c" :
+			     c < 0x20 || c == 0x7f ? "\\x%02x" : "%c", c);
+		if (o + (size_t)n > len - 4) {
+			memcpy(buf + o, "...", 4);
+			return;
 		}
-		memcpy(buf + o, piece, n);
-		o += n;
+		memcpy(buf + o, piece, (size_t)n);
 	}
-	buf[o] = '\0';
+	if (len)
+		buf[o] = '\0';
 }
 
 /* s quoted into buf as "text", its text cut to fit in `room` bytes. */
@@ -214,13 +206,16 @@ static const char *quoted(const char *s, size_t room, char *buf, size_t len)
 /* "a.b.c" from the root down to s (list elements have no name). */
 static void key_path(const cset *s, char *buf, size_t len)
 {
-	const char *names[16];
+	const char *names[16] = { NULL };
 	size_t n = 0, o = 0;
 
 	buf[0] = '\0';
-	for (; s && n < 16; s = config_setting_parent(s))
-		if (config_setting_name(s))
-			names[n++] = config_setting_name(s);
+	for (; s && n < 16; s = config_setting_parent(s)) {
+		const char *name = config_setting_name(s);
+
+		if (name)
+			names[n++] = name;
+	}
 	while (n-- > 0) {
 		int w = snprintf(buf + o, len - o, "%s%s", o ? "." : "",
 				 names[n]);
@@ -271,20 +266,18 @@ static int fail_at(load_ctx *ctx, const cset *s, const char *shown,
 static int fail_at(load_ctx *ctx, const cset *s, const char *shown,
 		   const char *fmt, ...)
 {
-	char msg[RB_ERR_MAX], key[256] = "";
+	char msg[RB_ERR_MAX], key[256] = "", at[16] = "";
 	unsigned int line = s ? config_setting_source_line(s) : 0;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (line)
+		snprintf(at, sizeof(at), ":%u", line);
 	if (shown)
 		key_path(s, key, sizeof(key));
-	if (line)
-		return rb_err_set(ctx->err, "%s:%u: %s%s%s%s%s", ctx->path, line,
-				  key, shown ? " = " : "", shown ? shown : "",
-				  shown ? " " : "", msg);
-	return rb_err_set(ctx->err, "%s: %s%s%s%s%s", ctx->path, key,
+	return rb_err_set(ctx->err, "%s%s: %s%s%s%s%s", ctx->path, at, key,
 			  shown ? " = " : "", shown ? shown : "",
 			  shown ? " " : "", msg);
 }

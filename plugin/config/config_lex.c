@@ -126,7 +126,7 @@ static int add_big(load_ctx *ctx, const scan_state *st, const char *text,
 	rb_strlcpy(b->name, st->pending, sizeof(b->name));
 	memcpy(b->text, text, n);
 	if (n < len && n >= 3)
-		memcpy(b->text + n - 3, "...", 3);
+		memcpy(b->text + n - 3, "...", 4);
 	return 0;
 }
 
