@@ -69,19 +69,20 @@ int cf_read_text(const char *path, char **out, size_t *outlen, rb_err *err)
 	size_t len = 0;
 	ssize_t n = 1;
 	struct stat st;
+	bool said = false; /* refuse_file() worded it */
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0 || fstat(fd, &st) < 0)
-		goto fail_errno;
-	if (refuse_file(path, &st, err) < 0)
+		goto fail;
+	if ((said = refuse_file(path, &st, err) < 0))
 		goto fail;
 	if (!(buf = malloc((size_t)st.st_size + 1)))
-		goto fail_errno;
+		goto fail;
 	/* a file shorter than fstat said: what is there */
 	while (len < (size_t)st.st_size && n != 0) {
 		n = read(fd, buf + len, (size_t)st.st_size - len);
 		if (n < 0 && errno != EINTR)
-			goto fail_errno;
+			goto fail;
 		len += n > 0 ? (size_t)n : 0;
 	}
 	buf[len] = '\0';
@@ -90,12 +91,10 @@ int cf_read_text(const char *path, char **out, size_t *outlen, rb_err *err)
 	*outlen = len;
 	return 0;
 
-fail_errno:
-	saved = errno;
-	rb_err_set(err, "%s: cannot read: %s", path, strerror(saved));
-	errno = saved;
 fail:
 	saved = errno;
+	if (!said)
+		rb_err_set(err, "%s: cannot read: %s", path, strerror(saved));
 	free(buf);
 	if (fd >= 0)
 		close(fd);
