@@ -74,7 +74,8 @@ int cf_read_text(const char *path, char **out, size_t *outlen, rb_err *err)
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0 || fstat(fd, &st) < 0)
 		goto fail;
-	if ((said = refuse_file(path, &st, err) < 0))
+	said = refuse_file(path, &st, err) < 0;
+	if (said)
 		goto fail;
 	if (!(buf = malloc((size_t)st.st_size + 1)))
 		goto fail;
