@@ -43,8 +43,9 @@ typedef enum {
 	K_BOOL,     /* a bool at off */
 	K_VALUE,    /* a bounded number (cap rule arg), an int at off */
 	K_OVERRIDE, /* the same, set in the rb_overrides at off */
-	K_RANGE,    /* a `limits` cap (cap rule arg) or requeue_exit (arg
-		     * RB_CAP_KEYS): a number in range, an int at off */
+	K_CAP,      /* a `limits` cap of cap rule arg (cap_min..bound), an
+		     * int at off */
+	K_REQUEUE,  /* requeue_exit: 1..RB_EXIT_CODE_MAX, an int at off */
 	K_TEXT,     /* a string of rule arg (text_rule), a char * at off */
 	K_GROUP,    /* the section more, read into the same struct */
 	K_RULES,    /* an exit_rules list at off */
@@ -82,9 +83,9 @@ static const section limits_section = {
 	"a group { max_failures = N; restore_retry_num = N; allow_unlimited = BOOL; }",
 	"max_failures, restore_retry_num, allow_unlimited, max_interruptions",
 	(const key_row[]){
-		{ "max_failures", K_RANGE, RB_CAP_MAX_FAILURES, C(caps.max_failures), NULL },
-		{ "restore_retry_num", K_RANGE, RB_CAP_RESTORE_RETRIES, C(caps.restore_retry_num), NULL },
-		{ "max_interruptions", K_RANGE, RB_CAP_MAX_INTERRUPTIONS, C(caps.max_interruptions), NULL },
+		{ "max_failures", K_CAP, RB_CAP_MAX_FAILURES, C(caps.max_failures), NULL },
+		{ "restore_retry_num", K_CAP, RB_CAP_RESTORE_RETRIES, C(caps.restore_retry_num), NULL },
+		{ "max_interruptions", K_CAP, RB_CAP_MAX_INTERRUPTIONS, C(caps.max_interruptions), NULL },
 		{ "allow_unlimited", K_BOOL, 0, C(caps.allow_unlimited), NULL },
 		{ NULL, 0, 0, 0, NULL } },
 };
@@ -118,7 +119,7 @@ static const section top_section = {
 		{ "checkpoint", K_GROUP, 0, 0, &checkpoint_section },
 		{ "exit_rules", K_RULES, 0, C(exit_rules), NULL },
 		/* docs/rule.md, "The requeue code": never 0 */
-		{ "requeue_exit", K_RANGE, RB_CAP_KEYS, C(requeue_exit), NULL },
+		{ "requeue_exit", K_REQUEUE, 0, C(requeue_exit), NULL },
 		{ "partitions", K_NAMED, 0, 0, NULL },
 		{ "accounts", K_NAMED, 1, 0, NULL },
 		{ NULL, 0, 0, 0, NULL } },
@@ -633,13 +634,12 @@ static int load_row(load_ctx *ctx, const cset *s, const key_row *r,
 	}
 	if (read_int(ctx, s, &v, &big) < 0)
 		return -1;
-	if (r->kind == K_RANGE && r->arg == RB_CAP_KEYS) /* requeue_exit */
-		if (v < 1 || v > RB_EXIT_CODE_MAX)
-			return fail_range(ctx, s, big, 1, RB_EXIT_CODE_MAX, "", "");
-	if (r->kind == K_RANGE && r->arg < RB_CAP_KEYS) /* a `limits` cap */
-		if (v < c->cap_min || v > c->bound)
-			return fail_range(ctx, s, big, c->cap_min, c->bound, "", "");
-	if (r->kind != K_RANGE && check_value(ctx, s, v, big, cfg, r->arg) < 0)
+	if (r->kind == K_REQUEUE && (v < 1 || v > RB_EXIT_CODE_MAX))
+		return fail_range(ctx, s, big, 1, RB_EXIT_CODE_MAX, "", "");
+	if (r->kind == K_CAP && (v < c->cap_min || v > c->bound))
+		return fail_range(ctx, s, big, c->cap_min, c->bound, "", "");
+	if ((r->kind == K_VALUE || r->kind == K_OVERRIDE) &&
+	    check_value(ctx, s, v, big, cfg, (rb_cap_key)r->arg) < 0)
 		return -1;
 	if (r->kind == K_OVERRIDE)
 		rb_cap_set(dst, (rb_cap_key)r->arg, (int)v);
