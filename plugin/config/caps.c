@@ -4,29 +4,36 @@
  */
 #include "caps.h"
 
+#define AT(field) .value_at = offsetof(rb_overrides, field), \
+	.has_at = offsetof(rb_overrides, has_##field), \
+	.limit_at = offsetof(rb_limits, field)
+
 static const rb_cap_rule rules[] = {
 	[RB_CAP_MAX_FAILURES] = {
 		.config_key = "max_failures", .option = "max-failures",
 		.bound = RB_MAX_FAILURES_MAX, .capped = true, .cap_min = 0,
-		.unlimited = true, .one_when_grouped = false, .unit = "",
+		.unlimited = true, .unit = "",
+		.cap_at = offsetof(rb_config, caps.max_failures), AT(max_failures),
 	},
 	[RB_CAP_RESTORE_RETRIES] = {
 		.config_key = "restore_retry_num", .option = "restore-retries",
 		.bound = RB_RESTORE_RETRY_MAX, .capped = true, .cap_min = 1,
-		.unlimited = false, .one_when_grouped = true, .unit = "",
+		.one_when_grouped = true, .unit = "",
+		.cap_at = offsetof(rb_config, caps.restore_retry_num),
+		AT(restore_retry_num),
 	},
 	[RB_CAP_RESTORE_TIMEOUT] = {
 		.config_key = "restore_timeout", .option = "restore-timeout",
-		.bound = RB_RESTORE_TIMEOUT_MAX, .capped = false, .cap_min = 0,
-		.unlimited = false, .one_when_grouped = false,
-		.unit = " seconds",
+		.bound = RB_RESTORE_TIMEOUT_MAX, .unit = " seconds",
+		AT(restore_timeout),
 	},
 	[RB_CAP_MAX_INTERRUPTIONS] = {
 		.config_key = "max_interruptions",
 		.option = "max-interruptions",
 		.bound = RB_MAX_INTERRUPTIONS_MAX, .capped = true, .cap_min = 0,
-		.unlimited = true, .unlimited_uncapped = true,
-		.one_when_grouped = false, .unit = "",
+		.unlimited = true, .unlimited_uncapped = true, .unit = "",
+		.cap_at = offsetof(rb_config, caps.max_interruptions),
+		AT(max_interruptions),
 	},
 };
 
@@ -36,44 +43,24 @@ const rb_cap_rule *rb_cap_rule_of(rb_cap_key key)
 	return &rules[key];
 }
 
-/* The `limits` cap of key (the bound when it has none). */
-static int cap_of(const rb_config *cfg, rb_cap_key key)
-{
-	switch (key) {
-	case RB_CAP_MAX_FAILURES:
-		return cfg->caps.max_failures;
-	case RB_CAP_RESTORE_RETRIES:
-		return cfg->caps.restore_retry_num;
-	case RB_CAP_MAX_INTERRUPTIONS:
-		if (cfg->caps.max_interruptions >= 0)
-			return cfg->caps.max_interruptions;
-		return rules[key].bound;
-	default:
-		return rules[key].bound;
-	}
-}
-
-/* Is -1 (unlimited) allowed for key: with limits.allow_unlimited, or for
- * max_interruptions (unlimited by default) while no cap is set. */
-static bool unlimited_allowed(const rb_config *cfg, rb_cap_key key)
-{
-	if (cfg->caps.allow_unlimited)
-		return true;
-	return rules[key].unlimited_uncapped && cfg->caps.max_interruptions < 0;
-}
-
 /* (caps.h) */
 rb_cap_judgement rb_cap_judge(const rb_config *cfg, rb_cap_key key,
 			      long long v)
 {
 	const rb_cap_rule *r = &rules[key];
 	rb_cap_judgement j = { .verdict = RB_CAP_FITS };
-	bool grouped = cfg->accounting == RB_ACCOUNTING_GROUPED;
+	/* max_interruptions has no cap while it is -1 (not set) */
+	int cap = r->capped ? *(const int *)((const char *)cfg + r->cap_at) : -1;
+	/* -1 (unlimited) is allowed with limits.allow_unlimited, or for
+	 * max_interruptions (unlimited by default) while no cap is set */
+	bool unlimited_ok = cfg->caps.allow_unlimited ||
+			    (r->unlimited_uncapped && cap < 0);
 
-	j.min = r->one_when_grouped && grouped ? 1 : 0;
-	j.cap = r->capped ? cap_of(cfg, key) : r->bound;
+	j.min = r->one_when_grouped &&
+		cfg->accounting == RB_ACCOUNTING_GROUPED ? 1 : 0;
+	j.cap = cap >= 0 ? cap : r->bound;
 	if (r->unlimited && v == RB_UNLIMITED) {
-		if (!unlimited_allowed(cfg, key))
+		if (!unlimited_ok)
 			j.verdict = RB_CAP_UNLIMITED_REFUSED;
 	} else if (v < j.min) {
 		j.verdict = RB_CAP_BELOW_MIN;
@@ -92,56 +79,19 @@ rb_cap_judgement rb_cap_judge(const rb_config *cfg, rb_cap_key key,
 /* (caps.h) */
 bool rb_cap_get(const rb_overrides *o, rb_cap_key key, int *v)
 {
-	switch (key) {
-	case RB_CAP_MAX_FAILURES:
-		*v = o->max_failures;
-		return o->has_max_failures;
-	case RB_CAP_RESTORE_RETRIES:
-		*v = o->restore_retry_num;
-		return o->has_restore_retry_num;
-	case RB_CAP_MAX_INTERRUPTIONS:
-		*v = o->max_interruptions;
-		return o->has_max_interruptions;
-	default:
-		*v = o->restore_timeout;
-		return o->has_restore_timeout;
-	}
+	*v = *(const int *)((const char *)o + rules[key].value_at);
+	return *(const bool *)((const char *)o + rules[key].has_at);
 }
 
 /* (caps.h) */
 void rb_cap_set(rb_overrides *o, rb_cap_key key, int v)
 {
-	switch (key) {
-	case RB_CAP_MAX_FAILURES:
-		o->has_max_failures = true;
-		o->max_failures = v;
-		break;
-	case RB_CAP_RESTORE_RETRIES:
-		o->has_restore_retry_num = true;
-		o->restore_retry_num = v;
-		break;
-	case RB_CAP_MAX_INTERRUPTIONS:
-		o->has_max_interruptions = true;
-		o->max_interruptions = v;
-		break;
-	default:
-		o->has_restore_timeout = true;
-		o->restore_timeout = v;
-		break;
-	}
+	*(int *)((char *)o + rules[key].value_at) = v;
+	*(bool *)((char *)o + rules[key].has_at) = true;
 }
 
 /* (caps.h) */
 int *rb_cap_limit(rb_limits *l, rb_cap_key key)
 {
-	switch (key) {
-	case RB_CAP_MAX_FAILURES:
-		return &l->max_failures;
-	case RB_CAP_RESTORE_RETRIES:
-		return &l->restore_retry_num;
-	case RB_CAP_MAX_INTERRUPTIONS:
-		return &l->max_interruptions;
-	default:
-		return &l->restore_timeout;
-	}
+	return (int *)((char *)l + rules[key].limit_at);
 }

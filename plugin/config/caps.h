@@ -11,6 +11,7 @@
 #define RB_CAPS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "config.h"
 
@@ -34,6 +35,9 @@ typedef struct {
 	bool unlimited_uncapped;   /* ... and while its `limits` cap is unset */
 	bool one_when_grouped;     /* at least 1 with restore_accounting "grouped" */
 	const char *unit;          /* after its range in messages: " seconds" */
+	size_t cap_at;             /* its cap in rb_config (capped only) */
+	size_t value_at, has_at;   /* its value and flag in rb_overrides */
+	size_t limit_at;           /* its value in rb_limits */
 } rb_cap_rule;
 
 typedef enum {

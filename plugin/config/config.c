@@ -3,11 +3,11 @@
  * (docs/rule.md, "Limits").
  *
  * The text comes through the trusted read and the guard against libconfig
- * 1.5's includes and wrapped integers (config_lex.c), is parsed into a
- * setting tree (config_tree.c) and every setting is checked here with the
- * typed reads of config_read.c: unknown keys, wrong types and out-of-range
- * values are errors "file:line: message". The bounded values follow the cap
- * rules of caps.c, the same that clamp and refuse a job's own values.
+ * 1.5's includes and wrapped integers (config_lex.c), is parsed by
+ * libconfig, and every setting is checked against the tables below:
+ * unknown keys, wrong types and out-of-range values are errors
+ * "file:line: message". The bounded values follow the cap rules of caps.c,
+ * the same that clamp and refuse a job's own values.
  *
  * Setting names: libconfig names match [A-Za-z*][-A-Za-z0-9_*]*, so
  * partitions and accounts like "ml-team" or "gpu_a100" are written as-is.
@@ -20,7 +20,9 @@
 #include "config_int.h"
 
 #include <errno.h>
+#include <libconfig.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,27 +35,125 @@
  * the buffer, this plus its NUL */
 #define NAME_LEN_MAX 255
 
-static const char *const top_keys[] = {
-	"state_dir", "max_failures", "restore_retry_num", "restore_timeout",
-	"restore_accounting", "count_preemptions", "track", "on_error",
-	"on_exhausted", "limits", "checkpoint", "partitions", "accounts",
-	"max_interruptions", "exit_rules", "requeue_exit", NULL,
-};
-static const char *const limits_keys[] = {
-	"max_failures", "restore_retry_num", "allow_unlimited",
-	"max_interruptions", NULL,
-};
-static const char *const checkpoint_keys[] = { "pattern", "latest", "fallback",
-						NULL };
-static const char *const override_keys[] = {
-	"name", "max_failures", "restore_retry_num", "restore_timeout",
-	"max_interruptions", "exit_rules", NULL,
-};
+typedef config_setting_t cset;
+
+/* What a key holds, and so how it is read and checked. */
+typedef enum {
+	K_ENUM,     /* one of more's names: its index, an int at off */
+	K_BOOL,     /* a bool at off */
+	K_VALUE,    /* a bounded number (cap rule arg), an int at off */
+	K_OVERRIDE, /* the same, set in the rb_overrides at off */
+	K_CAP,      /* a `limits` cap of cap rule arg (cap_min..bound), an
+		     * int at off */
+	K_REQUEUE,  /* requeue_exit: 1..RB_EXIT_CODE_MAX, an int at off */
+	K_TEXT,     /* a string of rule arg (text_rule), a char * at off */
+	K_GROUP,    /* the section more, read into the same struct */
+	K_RULES,    /* an exit_rules list at off */
+	K_NAMED,    /* partitions (arg 0) or accounts (arg 1) */
+} key_kind;
+
+typedef enum { T_NAME, T_PATTERN, T_LATEST, T_STATE_DIR } text_rule;
+
+typedef struct {
+	const char *name;
+	key_kind kind;
+	int arg;
+	size_t off;        /* in the struct the section is read into */
+	const void *more;  /* K_ENUM: the names; K_GROUP: the section */
+} key_row;
+
+typedef struct {
+	const char *shape;   /* what a value of the wrong type should be */
+	const char *known;   /* the keys, for the unknown-key message */
+	const key_row *rows; /* in the order they are read (NULL-terminated):
+			      * accounting and caps before what they bound */
+} section;
 
 static const char *const accounting_names[] = { "grouped", "ray", NULL };
 static const char *const track_names[] = { "all", "opt-in", NULL };
 static const char *const on_error_names[] = { "open", "closed", NULL };
 static const char *const on_exhausted_names[] = { "fail", "hold", NULL };
+/* The order of rb_exit_rule from RB_EXIT_RULE_FAILURE on. */
+static const char *const action_names[] = {
+	"failure", "restore_failure", "fatal", "ignore", NULL,
+};
+
+#define C(field) offsetof(rb_config, field)
+static const section limits_section = {
+	"a group { max_failures = N; restore_retry_num = N; allow_unlimited = BOOL; }",
+	"max_failures, restore_retry_num, allow_unlimited, max_interruptions",
+	(const key_row[]){
+		{ "max_failures", K_CAP, RB_CAP_MAX_FAILURES, C(caps.max_failures), NULL },
+		{ "restore_retry_num", K_CAP, RB_CAP_RESTORE_RETRIES, C(caps.restore_retry_num), NULL },
+		{ "max_interruptions", K_CAP, RB_CAP_MAX_INTERRUPTIONS, C(caps.max_interruptions), NULL },
+		{ "allow_unlimited", K_BOOL, 0, C(caps.allow_unlimited), NULL },
+		{ NULL, 0, 0, 0, NULL } },
+};
+
+/* docs/rule.md, "Checkpoint fallback" */
+static const section checkpoint_section = {
+	"a group { pattern = \"...\"; latest = \"...\"; }",
+	"pattern, latest, fallback",
+	(const key_row[]){
+		{ "pattern", K_TEXT, T_PATTERN, C(checkpoint_pattern), NULL },
+		{ "latest", K_TEXT, T_LATEST, C(checkpoint_latest), NULL },
+		{ "fallback", K_BOOL, 0, C(checkpoint_fallback), NULL },
+		{ NULL, 0, 0, 0, NULL } },
+};
+
+static const section top_section = {
+	"a group",
+	"state_dir, max_failures, restore_retry_num, restore_timeout, restore_accounting, count_preemptions, track, on_error, on_exhausted, limits, checkpoint, partitions, accounts, max_interruptions, exit_rules, requeue_exit",
+	(const key_row[]){
+		{ "restore_accounting", K_ENUM, 0, C(accounting), accounting_names },
+		{ "limits", K_GROUP, 0, 0, &limits_section },
+		{ "state_dir", K_TEXT, T_STATE_DIR, C(state_dir), NULL },
+		{ "max_failures", K_VALUE, RB_CAP_MAX_FAILURES, C(max_failures), NULL },
+		{ "restore_retry_num", K_VALUE, RB_CAP_RESTORE_RETRIES, C(restore_retry_num), NULL },
+		{ "max_interruptions", K_VALUE, RB_CAP_MAX_INTERRUPTIONS, C(max_interruptions), NULL },
+		{ "restore_timeout", K_VALUE, RB_CAP_RESTORE_TIMEOUT, C(restore_timeout), NULL },
+		{ "count_preemptions", K_BOOL, 0, C(count_preemptions), NULL },
+		{ "track", K_ENUM, 0, C(track), track_names },
+		{ "on_error", K_ENUM, 0, C(on_error), on_error_names },
+		{ "on_exhausted", K_ENUM, 0, C(on_exhausted), on_exhausted_names },
+		{ "checkpoint", K_GROUP, 0, 0, &checkpoint_section },
+		{ "exit_rules", K_RULES, 0, C(exit_rules), NULL },
+		/* docs/rule.md, "The requeue code": never 0 */
+		{ "requeue_exit", K_REQUEUE, 0, C(requeue_exit), NULL },
+		{ "partitions", K_NAMED, 0, 0, NULL },
+		{ "accounts", K_NAMED, 1, 0, NULL },
+		{ NULL, 0, 0, 0, NULL } },
+};
+#undef C
+
+#define O(field) offsetof(rb_named_overrides, field)
+static const section override_section = {
+	"a group { max_failures = N; restore_retry_num = N; restore_timeout = SEC; }",
+	"name, max_failures, restore_retry_num, restore_timeout, max_interruptions, exit_rules",
+	(const key_row[]){
+		{ "name", K_TEXT, T_NAME, O(name), NULL },
+		{ "max_failures", K_OVERRIDE, RB_CAP_MAX_FAILURES, O(values), NULL },
+		{ "restore_retry_num", K_OVERRIDE, RB_CAP_RESTORE_RETRIES, O(values), NULL },
+		{ "restore_timeout", K_OVERRIDE, RB_CAP_RESTORE_TIMEOUT, O(values), NULL },
+		{ "max_interruptions", K_OVERRIDE, RB_CAP_MAX_INTERRUPTIONS, O(values), NULL },
+		{ "exit_rules", K_RULES, 0, O(exit_rules), NULL },
+		{ NULL, 0, 0, 0, NULL } },
+};
+#undef O
+
+/* exit_rules = ( { codes = [3, 4]; action = "fatal"; }, ... ): one rule
+ * (docs/rule.md, "Exit-code rules"); read by load_rule. */
+static const section rule_section = {
+	"a group { codes = [N, ...]; action = \"...\"; }",
+	"codes, action",
+	(const key_row[]){
+		{ "codes", 0, 0, 0, NULL },
+		{ "action", 0, 0, 0, NULL },
+		{ NULL, 0, 0, 0, NULL } },
+};
+
+static int load_section(load_ctx *ctx, const cset *g, const section *sec,
+			char *base, rb_config *cfg);
 
 static int replace_string(char **dst, const char *src)
 {
@@ -66,365 +166,500 @@ static int replace_string(char **dst, const char *src)
 	return 0;
 }
 
-/* ---- value rules -------------------------------------------------------- */
+/* ---- message text ------------------------------------------------------- */
 
-/* "out of range" for key: its lowest and highest, and what else it may be. */
-static int fail_range(load_ctx *ctx, const int_value *iv, const rb_config *cfg,
-		      const rb_cap_rule *r, const rb_cap_judgement *j)
+/* (config.h) */
+void rb_config_quote(const char *s, char *buf, size_t len)
 {
-	char tail[64] = "";
-	iv_text t;
+	size_t o = 0;
+	int n;
 
-	if (r->unlimited)
-		snprintf(tail, sizeof(tail), ", or -1 for unlimited");
-	else if (r->one_when_grouped)
-		snprintf(tail, sizeof(tail), " with restore_accounting = \"%s\"",
-			 rb_accounting_name(cfg->accounting));
-	return cf_fail_at(ctx, iv->s,
-			  "%s = %s is out of range: must be %d..%d%s%s (%s)",
-			  cf_iv_describe(iv, &t)->key, t.shown, j->min, r->bound,
-			  r->unit, tail, FIX_HINT);
+	for (; len >= 4 && *s; s++, o += (size_t)n) {
+		unsigned char c = (unsigned char)*s;
+		char piece[8];
+
+		n = snprintf(piece, sizeof(piece),
+			     c == '"' || c == '\\' ? "\\%c" :
+			     c < 0x20 || c == 0x7f ? "\\x%02x" : "%c", c);
+		if (o + (size_t)n > len - 4) {
+			memcpy(buf + o, "...", 4);
+			return;
+		}
+		memcpy(buf + o, piece, (size_t)n);
+	}
+	if (len)
+		buf[o] = '\0';
+}
+
+/* s quoted into buf as "text", its text cut to fit in `room` bytes. */
+static const char *quoted(const char *s, size_t room, char *buf, size_t len)
+{
+	size_t n;
+
+	buf[0] = '"';
+	rb_config_quote(s, buf + 1, room < len - 2 ? room : len - 2);
+	n = strlen(buf);
+	buf[n] = '"';
+	buf[n + 1] = '\0';
+	return buf;
+}
+
+/* "a.b.c" from the root down to s (list elements have no name). */
+static void key_path(const cset *s, char *buf, size_t len)
+{
+	const char *names[16] = { NULL };
+	size_t n = 0, o = 0;
+
+	buf[0] = '\0';
+	for (; s && n < 16; s = config_setting_parent(s)) {
+		const char *name = config_setting_name(s);
+
+		if (name)
+			names[n++] = name;
+	}
+	while (n-- > 0) {
+		int w = snprintf(buf + o, len - o, "%s%s", o ? "." : "",
+				 names[n]);
+
+		if (w < 0 || (size_t)w >= len - o)
+			return;
+		o += (size_t)w;
+	}
+}
+
+/* The value of s as it would appear in the file. */
+static const char *describe(const cset *s, char *buf, size_t len)
+{
+	double d = config_setting_get_float(s);
+
+	switch (config_setting_type(s)) {
+	case CONFIG_TYPE_INT:
+	case CONFIG_TYPE_INT64:
+		snprintf(buf, len, "%lld%s", config_setting_get_int64(s),
+			 config_setting_type(s) == CONFIG_TYPE_INT64 ? "L" : "");
+		break;
+	case CONFIG_TYPE_FLOAT:
+		/* keep the point: "2.0", not "2", or the message makes no
+		 * sense (range first: casting inf or nan is undefined) */
+		snprintf(buf, len,
+			 d > -1e15 && d < 1e15 && d == (double)(long long)d ?
+			 "%.1f" : "%g", d);
+		break;
+	case CONFIG_TYPE_BOOL:
+		snprintf(buf, len, "%s",
+			 config_setting_get_bool(s) ? "true" : "false");
+		break;
+	case CONFIG_TYPE_STRING:
+		return quoted(config_setting_get_string(s), 128, buf, len);
+	default:
+		snprintf(buf, len, "%s",
+			 config_setting_type(s) == CONFIG_TYPE_GROUP ? "{ ... }" :
+			 config_setting_type(s) == CONFIG_TYPE_ARRAY ? "[ ... ]" :
+			 config_setting_type(s) == CONFIG_TYPE_LIST ? "( ... )" : "?");
+	}
+	return buf;
+}
+
+/* "path:line: message" for setting s; with shown, the message starts
+ * "key = shown ". Always -1. */
+static int fail_at(load_ctx *ctx, const cset *s, const char *shown,
+		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static int fail_at(load_ctx *ctx, const cset *s, const char *shown,
+		   const char *fmt, ...)
+{
+	char msg[RB_ERR_MAX], key[256] = "", at[16] = "";
+	unsigned int line = s ? config_setting_source_line(s) : 0;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (line)
+		snprintf(at, sizeof(at), ":%u", line);
+	if (shown)
+		key_path(s, key, sizeof(key));
+	return rb_err_set(ctx->err, "%s%s: %s%s%s%s%s", ctx->path, at, key,
+			  shown ? " = " : "", shown ? shown : "",
+			  shown ? " " : "", msg);
+}
+
+static int fail_type(load_ctx *ctx, const cset *s, const char *expected)
+{
+	char val[160];
+
+	return fail_at(ctx, s, describe(s, val, sizeof(val)),
+		       "has the wrong type: expected %s (%s)", expected,
+		       FIX_HINT);
+}
+
+/* ---- typed reads -------------------------------------------------------- */
+
+/* An integer setting (int, or int64 that fits; a float is a type error):
+ * *v, or LLONG_MAX (over any bound) when it does not fit in an int; *big
+ * is the literal as written when libconfig 1.5 wrapped it (config_lex.c). */
+static int read_int(load_ctx *ctx, const cset *s, long long *v,
+		    const char **big)
+{
+	const char *name = config_setting_name(s);
+	unsigned int line = config_setting_source_line(s);
+
+	*big = NULL;
+	if (config_setting_type(s) != CONFIG_TYPE_INT &&
+	    config_setting_type(s) != CONFIG_TYPE_INT64)
+		return fail_type(ctx, s, "an integer");
+	for (size_t i = 0; name && i < ctx->n_big && !*big; i++) {
+		big_literal *b = &ctx->big[i];
+
+		if (!b->used && (b->line == line || b->name_line == line) &&
+		    strcmp(b->name, name) == 0) {
+			b->used = true;
+			*big = b->text;
+		}
+	}
+	*v = config_setting_get_int64(s);
+	if (*big || *v < INT_MIN || *v > INT_MAX)
+		*v = LLONG_MAX;
+	return 0;
+}
+
+/* An integer that read_int read, as messages show it. */
+static const char *int_text(const cset *s, const char *big, char *buf,
+			    size_t len)
+{
+	if (big)
+		snprintf(buf, len, "%s", big);
+	else
+		snprintf(buf, len, "%lld", config_setting_get_int64(s));
+	return buf;
+}
+
+static int fail_range(load_ctx *ctx, const cset *s, const char *big,
+		      long long lo, long long hi, const char *unit,
+		      const char *tail)
+{
+	char shown[64];
+
+	return fail_at(ctx, s, int_text(s, big, shown, sizeof(shown)),
+		       "is out of range: must be %lld..%lld%s%s (%s)", lo, hi,
+		       unit, tail, FIX_HINT);
 }
 
 /* A bounded value of the file, judged by the cap rules (caps.h): M within
  * its cap or -1 with limits.allow_unlimited, R within its cap and at least
  * 1 when grouped, the timeout within its range. */
-static int check_value(load_ctx *ctx, const int_value *iv,
-		       const rb_config *cfg, rb_cap_key key)
+static int check_value(load_ctx *ctx, const cset *s, long long v,
+		       const char *big, const rb_config *cfg, rb_cap_key key)
 {
 	const rb_cap_rule *r = rb_cap_rule_of(key);
-	/* one that does not fit in an int is over any bound */
-	rb_cap_judgement j = rb_cap_judge(cfg, key,
-					  iv->overflow ? LLONG_MAX : iv->v);
-	iv_text t;
+	rb_cap_judgement j = rb_cap_judge(cfg, key, v);
+	char shown[64], tail[64] = "";
 
-	switch (j.verdict) {
-	case RB_CAP_FITS:
+	if (j.verdict == RB_CAP_FITS)
 		return 0;
-	case RB_CAP_UNLIMITED_REFUSED:
-		return cf_fail_at(ctx, iv->s,
-				  "%s = -1 (unlimited) is not allowed: limits.allow_unlimited is false (set limits.allow_unlimited = true, or give a value 0..%d, then run restore-budget check-config)",
-				  cf_iv_describe(iv, &t)->key, j.cap);
-	case RB_CAP_OVER_CAP:
-		return cf_fail_at(ctx, iv->s,
-				  "%s = %s exceeds the cap limits.%s = %d (lower it to at most %d or raise the cap, then run restore-budget check-config)",
-				  cf_iv_describe(iv, &t)->key, t.shown,
-				  r->config_key, j.cap, j.cap);
-	default:
-		return fail_range(ctx, iv, cfg, r, &j);
-	}
+	if (j.verdict == RB_CAP_UNLIMITED_REFUSED)
+		return fail_at(ctx, s, "-1 (unlimited)",
+			       "is not allowed: limits.allow_unlimited is false (set limits.allow_unlimited = true, or give a value 0..%d, then run restore-budget check-config)",
+			       j.cap);
+	if (j.verdict == RB_CAP_OVER_CAP)
+		return fail_at(ctx, s, int_text(s, big, shown, sizeof(shown)),
+			       "exceeds the cap limits.%s = %d (lower it to at most %d or raise the cap, then run restore-budget check-config)",
+			       r->config_key, j.cap, j.cap);
+	if (r->unlimited)
+		snprintf(tail, sizeof(tail), ", or -1 for unlimited");
+	else if (r->one_when_grouped)
+		snprintf(tail, sizeof(tail), " with restore_accounting = \"%s\"",
+			 rb_accounting_name(cfg->accounting));
+	return fail_range(ctx, s, big, j.min, r->bound, r->unit, tail);
 }
 
-/* A file name (checkpoint.pattern / checkpoint.latest), stored in *dst. */
-static int load_file_name(load_ctx *ctx, const cnode *s, bool no_dot,
-			  char **dst)
+static int read_string(load_ctx *ctx, const cset *s, const char **out)
 {
-	char key[256], shown[160];
-	const char *v = NULL;
+	if (config_setting_type(s) != CONFIG_TYPE_STRING)
+		return fail_type(ctx, s, "a string in double quotes");
+	*out = config_setting_get_string(s);
+	return 0;
+}
 
-	if (cf_read_string(ctx, s, &v) < 0)
+/* One of names: its index in *out. */
+static int load_enum(load_ctx *ctx, const cset *s, const char *const *names,
+		     int *out)
+{
+	const char *v = NULL;
+	char list[160] = "", shown[170];
+	size_t o = 0;
+
+	if (read_string(ctx, s, &v) < 0)
 		return -1;
-	if (!v[0] || strchr(v, '/') || strlen(v) > NAME_LEN_MAX ||
-	    (no_dot && v[0] == '.')) {
-		cf_key_path(s, key, sizeof(key));
-		rb_config_quote(v, shown, sizeof(shown));
-		return cf_fail_at(ctx, s,
-				  "%s = \"%s\" is not valid: must be a non-empty file name of at most %d bytes without '/'%s (%s)",
-				  key, shown, NAME_LEN_MAX,
-				  no_dot ? " that does not start with '.'" : "",
-				  FIX_HINT);
+	for (int i = 0; names[i]; i++) {
+		if (strcmp(v, names[i]) == 0) {
+			*out = i;
+			return 0;
+		}
 	}
+	for (size_t i = 0; names[i] && o < sizeof(list); i++)
+		o += (size_t)snprintf(list + o, sizeof(list) - o, "%s\"%s\"",
+				      i == 0 ? "" : names[i + 1] ? ", " : " or ",
+				      names[i]);
+	return fail_at(ctx, s, quoted(v, 160, shown, sizeof(shown)),
+		       "is not valid: must be %s (%s)", list, FIX_HINT);
+}
+
+/* A string of the given rule, copied to *dst. */
+static int load_text(load_ctx *ctx, const cset *s, text_rule rule,
+		     char **dst)
+{
+	const char *v = NULL;
+	char q[170];
+	size_t n;
+
+	if (read_string(ctx, s, &v) < 0)
+		return -1;
+	n = strlen(v);
+	if (rule == T_STATE_DIR && v[0] != '/')
+		return fail_at(ctx, s, quoted(v, 160, q, sizeof(q)),
+			       "is not an absolute path: must start with '/' (%s)",
+			       FIX_HINT);
+	if (rule == T_STATE_DIR && n > RB_STATE_DIR_MAX)
+		return fail_at(ctx, s, quoted(v, 160, q, sizeof(q)),
+			       "is too long: must be at most %d bytes (%s)",
+			       RB_STATE_DIR_MAX, FIX_HINT);
+	if (rule == T_NAME && (!n || n > NAME_LEN_MAX))
+		return fail_at(ctx, s, quoted(v, 160, q, sizeof(q)),
+			       "is not valid: must be a non-empty name of at most %d bytes (%s)",
+			       NAME_LEN_MAX, FIX_HINT);
+	if ((rule == T_PATTERN || rule == T_LATEST) &&
+	    (!n || strchr(v, '/') || n > NAME_LEN_MAX ||
+	     (rule == T_LATEST && v[0] == '.')))
+		return fail_at(ctx, s, quoted(v, 160, q, sizeof(q)),
+			       "is not valid: must be a non-empty file name of at most %d bytes without '/'%s (%s)",
+			       NAME_LEN_MAX,
+			       rule == T_LATEST ? " that does not start with '.'" : "",
+			       FIX_HINT);
 	if (replace_string(dst, v) < 0)
 		return rb_err_set(ctx->err, "%s: out of memory", ctx->path);
 	return 0;
 }
 
+/* ---- exit_rules (docs/rule.md, "Exit-code rules") ----------------------- */
+
+/* The codes array of one rule (`where`: "exit_rules[i]") into its bitmap. */
+static int load_codes(load_ctx *ctx, const cset *s, const char *where,
+		      rb_exit_rule_entry *r)
+{
+	int type = config_setting_type(s);
+	char shown[64];
+
+	if (type != CONFIG_TYPE_ARRAY && type != CONFIG_TYPE_LIST)
+		return fail_type(ctx, s, "an array [N, ...] of exit codes");
+	if (config_setting_length(s) == 0)
+		return fail_at(ctx, s, NULL,
+			       "%s.codes is empty: give at least one exit code 0..%d (%s)",
+			       where, RB_EXIT_CODE_MAX, FIX_HINT);
+	for (int i = 0; i < config_setting_length(s); i++) {
+		const cset *e = config_setting_get_elem(s, (unsigned int)i);
+		const char *big;
+		long long v;
+
+		if (read_int(ctx, e, &v, &big) < 0)
+			return -1;
+		if (v < 0 || v > RB_EXIT_CODE_MAX)
+			return fail_at(ctx, e, NULL,
+				       "%s.codes: %s is out of range: exit codes are 0..%d (%s)",
+				       where, int_text(e, big, shown, sizeof(shown)),
+				       RB_EXIT_CODE_MAX, FIX_HINT);
+		r->codes[v / 8] |= (uint8_t)(1u << (v % 8));
+	}
+	return 0;
+}
+
+static int check_group(load_ctx *ctx, const cset *g, const section *sec);
+
+/* One { codes = [...]; action = "..."; } group. */
+static int load_rule(load_ctx *ctx, const cset *g, const char *where,
+		     rb_exit_rule_entry *r)
+{
+	const cset *codes, *action;
+	int e = 0;
+
+	if (check_group(ctx, g, &rule_section) < 0)
+		return -1;
+	codes = config_setting_get_member(g, "codes");
+	action = config_setting_get_member(g, "action");
+	if (!codes || !action)
+		return fail_at(ctx, g, NULL,
+			       "%s needs both codes = [N, ...] and action = \"failure\", \"restore_failure\", \"fatal\" or \"ignore\" (%s)",
+			       where, FIX_HINT);
+	if (load_codes(ctx, codes, where, r) < 0 ||
+	    load_enum(ctx, action, action_names, &e) < 0)
+		return -1;
+	r->action = (rb_exit_rule)(RB_EXIT_RULE_FAILURE + e);
+	return 0;
+}
+
+/* An exit_rules list s into *out (replacing what it held). */
+static int load_exit_rules(load_ctx *ctx, const cset *s, rb_exit_rules *out)
+{
+	int n = config_setting_length(s), type = config_setting_type(s);
+	char key[256], where[300];
+	rb_exit_rule_entry *rules;
+
+	/* `exit_rules = [];` is how libconfig spells an empty list too */
+	if (type != CONFIG_TYPE_LIST && !(type == CONFIG_TYPE_ARRAY && n == 0))
+		return fail_type(ctx, s, "a list ( { codes = [N, ...]; action = \"fatal\"; }, ... )");
+	/* one entry at least: an empty list is still a list that is set */
+	rules = calloc(n > 0 ? (size_t)n : 1, sizeof(*rules));
+	if (!rules)
+		return rb_err_set(ctx->err, "%s: out of memory", ctx->path);
+	free(out->rules);
+	*out = (rb_exit_rules){ .set = true, .rules = rules };
+	key_path(s, key, sizeof(key));
+	for (int i = 0; i < n; i++, out->n++) {
+		snprintf(where, sizeof(where), "%s[%d]", key, i + 1);
+		if (load_rule(ctx, config_setting_get_elem(s, (unsigned int)i),
+			      where, &rules[i]) < 0)
+			goto fail;
+	}
+	return 0;
+fail:
+	free(rules);
+	out->rules = NULL;
+	out->n = 0;
+	return -1;
+}
+
 /* ---- sections ----------------------------------------------------------- */
 
-/* limits.KEY: a cap, within the range its rule gives caps. */
-static int load_cap(load_ctx *ctx, const cnode *s, rb_cap_key key, int *cap)
+/* g is a group of sec's keys only. */
+static int check_group(load_ctx *ctx, const cset *g, const section *sec)
 {
-	const rb_cap_rule *r = rb_cap_rule_of(key);
-	int_value iv;
+	char where[256], key[256];
+	const key_row *r;
 
-	if (cf_read_int(ctx, s, &iv) < 0 ||
-	    cf_check_range(ctx, &iv, r->cap_min, r->bound, "") < 0)
-		return -1;
-	*cap = (int)iv.v;
-	return 0;
-}
+	if (config_setting_type(g) != CONFIG_TYPE_GROUP)
+		return fail_type(ctx, g, sec->shape);
+	for (int i = 0; i < config_setting_length(g); i++) {
+		const cset *s = config_setting_get_elem(g, (unsigned int)i);
 
-static int load_limits(load_ctx *ctx, const cnode *g, rb_config *cfg)
-{
-	int *caps[RB_CAP_KEYS] = {
-		[RB_CAP_MAX_FAILURES] = &cfg->caps.max_failures,
-		[RB_CAP_RESTORE_RETRIES] = &cfg->caps.restore_retry_num,
-		[RB_CAP_MAX_INTERRUPTIONS] = &cfg->caps.max_interruptions,
-	};
-	const cnode *s, *m[sizeof(limits_keys) / sizeof(*limits_keys)];
-
-	if (cf_require_group(ctx, g, "a group { max_failures = N; restore_retry_num = N; allow_unlimited = BOOL; }") < 0 ||
-	    cf_check_known(ctx, g, limits_keys, m) < 0)
-		return -1;
-	for (rb_cap_key k = 0; k < RB_CAP_KEYS; k++) {
-		s = caps[k] ? cf_member(limits_keys, m,
-					rb_cap_rule_of(k)->config_key) : NULL;
-		if (s && load_cap(ctx, s, k, caps[k]) < 0)
-			return -1;
-	}
-	if ((s = cf_member(limits_keys, m, "allow_unlimited")) &&
-	    cf_read_bool(ctx, s, &cfg->caps.allow_unlimited) < 0)
-		return -1;
-	return 0;
-}
-
-static int load_checkpoint(load_ctx *ctx, const cnode *g, rb_config *cfg)
-{
-	const cnode *s, *m[sizeof(checkpoint_keys) / sizeof(*checkpoint_keys)];
-
-	if (cf_require_group(ctx, g, "a group { pattern = \"...\"; latest = \"...\"; }") < 0 ||
-	    cf_check_known(ctx, g, checkpoint_keys, m) < 0)
-		return -1;
-	if ((s = cf_member(checkpoint_keys, m, "pattern")) &&
-	    load_file_name(ctx, s, false, &cfg->checkpoint_pattern) < 0)
-		return -1;
-	if ((s = cf_member(checkpoint_keys, m, "latest")) &&
-	    load_file_name(ctx, s, true, &cfg->checkpoint_latest) < 0)
-		return -1;
-	/* docs/rule.md, "Checkpoint fallback" */
-	if ((s = cf_member(checkpoint_keys, m, "fallback")) &&
-	    cf_read_bool(ctx, s, &cfg->checkpoint_fallback) < 0)
-		return -1;
-	return 0;
-}
-
-/* The name key of a partition or account group. */
-static int load_name(load_ctx *ctx, const cnode *s, const char **name)
-{
-	char key[256], shown[160];
-
-	if (cf_read_string(ctx, s, name) < 0)
-		return -1;
-	if ((*name)[0] && strlen(*name) <= NAME_LEN_MAX)
-		return 0;
-	cf_key_path(s, key, sizeof(key));
-	rb_config_quote(*name, shown, sizeof(shown));
-	return cf_fail_at(ctx, s,
-			  "%s = \"%s\" is not valid: must be a non-empty name of at most %d bytes (%s)",
-			  key, shown, NAME_LEN_MAX, FIX_HINT);
-}
-
-/* One partition or account group. out->name is set by the caller. */
-static int load_overrides(load_ctx *ctx, const cnode *g,
-			  const rb_config *cfg, rb_named_overrides *named,
-			  const char **name)
-{
-	rb_overrides *out = &named->values;
-	const cnode *s, *m[sizeof(override_keys) / sizeof(*override_keys)];
-	int_value iv;
-
-	*name = cn_name(g);
-	if (cf_require_group(ctx, g, "a group { max_failures = N; restore_retry_num = N; restore_timeout = SEC; }") < 0 ||
-	    cf_check_known(ctx, g, override_keys, m) < 0)
-		return -1;
-	if ((s = cf_member(override_keys, m, "name")) &&
-	    load_name(ctx, s, name) < 0)
-		return -1;
-	for (rb_cap_key k = 0; k < RB_CAP_KEYS; k++) {
-		s = cf_member(override_keys, m, rb_cap_rule_of(k)->config_key);
-		if (!s)
+		for (r = sec->rows; r->name; r++)
+			if (strcmp(r->name, config_setting_name(s)) == 0)
+				break;
+		if (r->name)
 			continue;
-		if (cf_read_int(ctx, s, &iv) < 0 ||
-		    check_value(ctx, &iv, cfg, k) < 0)
-			return -1;
-		rb_cap_set(out, k, (int)iv.v);
+		key_path(g, where, sizeof(where));
+		key_path(s, key, sizeof(key));
+		if (where[0])
+			return fail_at(ctx, s, NULL,
+				       "unknown key \"%s\" (known keys in %s: %s)",
+				       key, where, sec->known);
+		return fail_at(ctx, s, NULL, "unknown key \"%s\" (known keys: %s)",
+			       key, sec->known);
 	}
-	if ((s = cf_member(override_keys, m, "exit_rules")))
-		return cf_load_exit_rules(ctx, s, &named->exit_rules);
 	return 0;
 }
 
 /* partitions = { NAME = { ... }; ... } or accounts = { ... }. */
-static int load_named(load_ctx *ctx, const cnode *g,
-		      const rb_config *cfg, bool ignore_case,
-		      rb_named_overrides **arr, size_t *count)
+static int load_named(load_ctx *ctx, const cset *g, rb_config *cfg,
+		      bool ignore_case)
 {
-	int n;
-	const char *what = cn_name(g);
+	rb_named_overrides **arr = ignore_case ? &cfg->accounts : &cfg->partitions;
+	const char *what = config_setting_name(g);
+	int n = config_setting_length(g);
+	char shown[170];
 
-	if (cf_require_group(ctx, g, "a group { NAME = { max_failures = N; ... }; ... }") < 0)
-		return -1;
-	n = cn_length(g);
+	if (config_setting_type(g) != CONFIG_TYPE_GROUP)
+		return fail_type(ctx, g, "a group { NAME = { max_failures = N; ... }; ... }");
 	if (n == 0)
 		return 0;
-	*arr = calloc((size_t)n, sizeof(**arr));
-	if (!*arr)
+	if (!(*arr = calloc((size_t)n, sizeof(**arr))))
 		return rb_err_set(ctx->err, "%s: out of memory", ctx->path);
-	*count = 0; /* the groups filled so far: the names to compare with */
+	/* every entry, filled or not, is freed by rb_config_free */
+	*(ignore_case ? &cfg->n_accounts : &cfg->n_partitions) = (size_t)n;
 	for (int i = 0; i < n; i++) {
-		const cnode *e = cn_elem(g, i);
-		rb_named_overrides *o = &(*arr)[*count];
-		const char *name;
+		const cset *e = config_setting_get_elem(g, (unsigned int)i);
+		rb_named_overrides *o = &(*arr)[i];
 
-		if (load_overrides(ctx, e, cfg, o, &name) < 0)
+		if (!(o->name = strdup(config_setting_name(e))))
+			return rb_err_set(ctx->err, "%s: out of memory", ctx->path);
+		if (load_section(ctx, e, &override_section, (char *)o, cfg) < 0)
 			return -1;
-		for (size_t k = 0; k < *count; k++) {
-			const char *other = (*arr)[k].name;
-			char shown[160];
+		for (int k = 0; k < i; k++) {
+			const cset *other = config_setting_get_elem(g, (unsigned int)k);
 
-			if (ignore_case ? strcasecmp(other, name) != 0 :
-					  strcmp(other, name) != 0)
+			if (ignore_case ? strcasecmp((*arr)[k].name, o->name) != 0 :
+					  strcmp((*arr)[k].name, o->name) != 0)
 				continue;
-			rb_config_quote(name, shown, sizeof(shown));
-			return cf_fail_at(ctx, e,
-				       "%s.%s: \"%s\" is already configured by %s.%s at line %u (%skeep one group for it, then run restore-budget check-config)",
-				       what, cn_name(e), shown, what,
-				       cn_name(cn_elem(g, (unsigned int)k)),
-				       cn_line(cn_elem(g, (unsigned int)k)),
+			return fail_at(ctx, e, NULL,
+				       "%s.%s: %s is already configured by %s.%s at line %u (%skeep one group for it, then run restore-budget check-config)",
+				       what, config_setting_name(e),
+				       quoted(o->name, 160, shown, sizeof(shown)), what,
+				       config_setting_name(other),
+				       config_setting_source_line(other),
 				       ignore_case ? "account names match ignoring case; " : "");
 		}
-		o->name = strdup(name);
-		if (!o->name)
-			return rb_err_set(ctx->err, "%s: out of memory", ctx->path);
-		(*count)++;
 	}
 	return 0;
 }
 
-/* state_dir: an absolute path of at most RB_STATE_DIR_MAX bytes. */
-static int load_state_dir(load_ctx *ctx, const cnode *s, rb_config *cfg)
+/* One key of a section, read into base (the struct the section fills). */
+static int load_row(load_ctx *ctx, const cset *s, const key_row *r,
+		    char *base, rb_config *cfg)
 {
-	const char *v = NULL;
-	char shown[160];
+	const rb_cap_rule *c = rb_cap_rule_of((rb_cap_key)r->arg);
+	void *dst = base + r->off;
+	const char *big = NULL;
+	long long v = 0;
+	int e = 0;
 
-	if (cf_read_string(ctx, s, &v) < 0)
-		return -1;
-	if (v[0] != '/') {
-		rb_config_quote(v, shown, sizeof(shown));
-		return cf_fail_at(ctx, s,
-			       "state_dir = \"%s\" is not an absolute path: must start with '/' (%s)",
-			       shown, FIX_HINT);
-	}
-	if (strlen(v) > RB_STATE_DIR_MAX) {
-		rb_config_quote(v, shown, sizeof(shown));
-		return cf_fail_at(ctx, s,
-			       "state_dir = \"%s\" is too long: must be at most %d bytes (%s)",
-			       shown, RB_STATE_DIR_MAX, FIX_HINT);
-	}
-	if (replace_string(&cfg->state_dir, v) < 0)
-		return rb_err_set(ctx->err, "%s: out of memory", ctx->path);
-	return 0;
-}
-
-/* A top-level number (its default stays when the file does not set it). */
-static int load_number(load_ctx *ctx, const cnode *const *m,
-		       const rb_config *cfg, rb_cap_key key, int *out,
-		       bool *set)
-{
-	const cnode *s = cf_member(top_keys, m, rb_cap_rule_of(key)->config_key);
-	int_value iv;
-
-	*set = s != NULL;
-	if (!s)
+	switch (r->kind) {
+	case K_ENUM:
+		if (load_enum(ctx, s, r->more, &e) < 0)
+			return -1;
+		*(int *)dst = e;
 		return 0;
-	if (cf_read_int(ctx, s, &iv) < 0 || check_value(ctx, &iv, cfg, key) < 0)
+	case K_BOOL:
+		if (config_setting_type(s) != CONFIG_TYPE_BOOL)
+			return fail_type(ctx, s, "true or false");
+		*(bool *)dst = config_setting_get_bool(s) != 0;
+		return 0;
+	case K_TEXT:
+		return load_text(ctx, s, (text_rule)r->arg, dst);
+	case K_GROUP:
+		return load_section(ctx, s, r->more, base, cfg);
+	case K_RULES:
+		return load_exit_rules(ctx, s, dst);
+	case K_NAMED:
+		return load_named(ctx, s, cfg, r->arg);
+	default:
+		break;
+	}
+	if (read_int(ctx, s, &v, &big) < 0)
 		return -1;
-	*out = (int)iv.v;
+	if (r->kind == K_REQUEUE && (v < 1 || v > RB_EXIT_CODE_MAX))
+		return fail_range(ctx, s, big, 1, RB_EXIT_CODE_MAX, "", "");
+	if (r->kind == K_CAP && (v < c->cap_min || v > c->bound))
+		return fail_range(ctx, s, big, c->cap_min, c->bound, "", "");
+	if ((r->kind == K_VALUE || r->kind == K_OVERRIDE) &&
+	    check_value(ctx, s, v, big, cfg, (rb_cap_key)r->arg) < 0)
+		return -1;
+	if (r->kind == K_OVERRIDE)
+		rb_cap_set(dst, (rb_cap_key)r->arg, (int)v);
+	else
+		*(int *)dst = (int)v;
 	return 0;
 }
 
-/* The top-level budget numbers (after limits: the caps bound them). */
-static int load_numbers(load_ctx *ctx, const cnode *const *m, rb_config *cfg)
+static int load_section(load_ctx *ctx, const cset *g, const section *sec,
+			char *base, rb_config *cfg)
 {
-	bool has_m, has_r, has_t, has_i;
-
-	if (load_number(ctx, m, cfg, RB_CAP_MAX_FAILURES, &cfg->max_failures,
-			&has_m) < 0 ||
-	    load_number(ctx, m, cfg, RB_CAP_RESTORE_RETRIES,
-			&cfg->restore_retry_num, &has_r) < 0)
+	if (check_group(ctx, g, sec) < 0)
 		return -1;
-	/* A built-in default the admin did not write follows a lower cap. */
-	if (!has_m && cfg->max_failures > cfg->caps.max_failures)
-		cfg->max_failures = cfg->caps.max_failures;
-	if (!has_r && cfg->restore_retry_num > cfg->caps.restore_retry_num)
-		cfg->restore_retry_num = cfg->caps.restore_retry_num;
-	if (load_number(ctx, m, cfg, RB_CAP_MAX_INTERRUPTIONS,
-			&cfg->max_interruptions, &has_i) < 0)
-		return -1;
-	/* unlimited by default, but never beyond a cap the admin set */
-	if (!has_i && cfg->caps.max_interruptions >= 0)
-		cfg->max_interruptions = cfg->caps.max_interruptions;
-	return load_number(ctx, m, cfg, RB_CAP_RESTORE_TIMEOUT,
-			   &cfg->restore_timeout, &has_t);
-}
+	for (const key_row *r = sec->rows; r->name; r++) {
+		const cset *s = config_setting_get_member(g, r->name);
 
-/* The top-level choices: count_preemptions, track, on_error, on_exhausted. */
-static int load_choices(load_ctx *ctx, const cnode *const *m, rb_config *cfg)
-{
-	const cnode *s;
-	int e = 0;
-
-	if ((s = cf_member(top_keys, m, "count_preemptions")) &&
-	    cf_read_bool(ctx, s, &cfg->count_preemptions) < 0)
-		return -1;
-	if ((s = cf_member(top_keys, m, "track"))) {
-		if (cf_read_enum(ctx, s, track_names, &e) < 0)
+		if (s && load_row(ctx, s, r, base, cfg) < 0)
 			return -1;
-		cfg->track = (rb_track)e;
-	}
-	if ((s = cf_member(top_keys, m, "on_error"))) {
-		if (cf_read_enum(ctx, s, on_error_names, &e) < 0)
-			return -1;
-		cfg->on_error = (rb_on_error)e;
-	}
-	if ((s = cf_member(top_keys, m, "on_exhausted"))) {
-		if (cf_read_enum(ctx, s, on_exhausted_names, &e) < 0)
-			return -1;
-		cfg->on_exhausted = (rb_on_exhausted)e;
 	}
 	return 0;
-}
-
-/* The top level, in dependency order: accounting and caps first. */
-static int load_root(load_ctx *ctx, const cnode *root,
-		     rb_config *cfg)
-{
-	const cnode *s, *m[sizeof(top_keys) / sizeof(*top_keys)];
-	int e = 0;
-
-	if (cf_check_known(ctx, root, top_keys, m) < 0)
-		return -1;
-	if ((s = cf_member(top_keys, m, "restore_accounting"))) {
-		if (cf_read_enum(ctx, s, accounting_names, &e) < 0)
-			return -1;
-		cfg->accounting = (rb_accounting)e;
-	}
-	if ((s = cf_member(top_keys, m, "limits")) &&
-	    load_limits(ctx, s, cfg) < 0)
-		return -1;
-	if ((s = cf_member(top_keys, m, "state_dir")) &&
-	    load_state_dir(ctx, s, cfg) < 0)
-		return -1;
-	if (load_numbers(ctx, m, cfg) < 0 || load_choices(ctx, m, cfg) < 0)
-		return -1;
-	if ((s = cf_member(top_keys, m, "checkpoint")) &&
-	    load_checkpoint(ctx, s, cfg) < 0)
-		return -1;
-	if ((s = cf_member(top_keys, m, "exit_rules")) &&
-	    cf_load_exit_rules(ctx, s, &cfg->exit_rules) < 0)
-		return -1;
-	if ((s = cf_member(top_keys, m, "requeue_exit")) &&
-	    cf_load_requeue_exit(ctx, s, cfg) < 0)
-		return -1;
-	if ((s = cf_member(top_keys, m, "partitions")) &&
-	    load_named(ctx, s, cfg, false, &cfg->partitions,
-		       &cfg->n_partitions) < 0)
-		return -1;
-	if ((s = cf_member(top_keys, m, "accounts")) &&
-	    load_named(ctx, s, cfg, true, &cfg->accounts,
-		       &cfg->n_accounts) < 0)
-		return -1;
-	return cf_no_big_left(ctx);
 }
 
 /* ---- public API --------------------------------------------------------- */
@@ -435,29 +670,21 @@ rb_config *rb_config_defaults(void)
 
 	if (!cfg)
 		return NULL;
-	cfg->path = strdup("(built-in defaults)");
-	cfg->state_dir = strdup(RB_DEFAULT_STATE_DIR);
-	cfg->checkpoint_pattern = strdup("checkpoint*");
-	cfg->checkpoint_latest = strdup("latest");
-	if (!cfg->path || !cfg->state_dir || !cfg->checkpoint_pattern ||
-	    !cfg->checkpoint_latest)
-		goto fail;
-	cfg->max_failures = 2;
-	cfg->restore_retry_num = 3;
-	cfg->restore_timeout = 300;
-	cfg->accounting = RB_ACCOUNTING_GROUPED;
-	cfg->count_preemptions = false;
-	cfg->max_interruptions = RB_UNLIMITED;
-	cfg->track = RB_TRACK_ALL;
-	cfg->on_error = RB_ON_ERROR_OPEN;
-	cfg->on_exhausted = RB_ON_EXHAUSTED_FAIL;
-	cfg->caps.max_failures = 10;
-	cfg->caps.restore_retry_num = 10;
-	cfg->caps.max_interruptions = -1;
-	cfg->caps.allow_unlimited = false;
-	return cfg;
-
-fail:
+	*cfg = (rb_config){
+		.path = strdup("(built-in defaults)"),
+		.state_dir = strdup(RB_DEFAULT_STATE_DIR),
+		.checkpoint_pattern = strdup("checkpoint*"),
+		.checkpoint_latest = strdup("latest"),
+		.max_failures = 2, .restore_retry_num = 3,
+		.restore_timeout = 300, .accounting = RB_ACCOUNTING_GROUPED,
+		.max_interruptions = RB_UNLIMITED, .track = RB_TRACK_ALL,
+		.on_error = RB_ON_ERROR_OPEN, .on_exhausted = RB_ON_EXHAUSTED_FAIL,
+		.caps = { .max_failures = 10, .restore_retry_num = 10,
+			  .max_interruptions = -1, .allow_unlimited = false },
+	};
+	if (cfg->path && cfg->state_dir && cfg->checkpoint_pattern &&
+	    cfg->checkpoint_latest)
+		return cfg;
 	rb_config_free(cfg);
 	return NULL;
 }
@@ -485,37 +712,54 @@ void rb_config_free(rb_config *cfg)
 	free(cfg);
 }
 
-/* The checks over a parsed tree: a fresh rb_config, or NULL with err set
- * (*saved: the errno to leave). */
-static rb_config *load_tree(load_ctx *ctx, const cnode *root, int *saved)
+/* The checks over libconfig's parse: a fresh rb_config, or NULL with err
+ * set (errno ENOMEM or EINVAL). */
+static rb_config *load_root(load_ctx *ctx, const cset *root)
 {
 	rb_config *cfg = rb_config_defaults();
 
+	errno = ENOMEM;
 	if (!cfg || replace_string(&cfg->path, ctx->path) < 0) {
 		rb_err_set(ctx->err, "%s: out of memory", ctx->path);
-		*saved = ENOMEM;
-		rb_config_free(cfg);
-		return NULL;
+		goto fail;
 	}
-	if (load_root(ctx, root, cfg) < 0) {
-		rb_config_free(cfg);
-		return NULL;
-	}
+	errno = EINVAL;
+	if (load_section(ctx, root, &top_section, (char *)cfg, cfg) < 0 ||
+	    cf_no_big_left(ctx) < 0)
+		goto fail;
+	/* A built-in default the admin did not write follows a lower cap;
+	 * max_interruptions is unlimited by default, but never beyond a cap
+	 * the admin set. */
+	if (!config_setting_get_member(root, "max_failures") &&
+	    cfg->max_failures > cfg->caps.max_failures)
+		cfg->max_failures = cfg->caps.max_failures;
+	if (!config_setting_get_member(root, "restore_retry_num") &&
+	    cfg->restore_retry_num > cfg->caps.restore_retry_num)
+		cfg->restore_retry_num = cfg->caps.restore_retry_num;
+	if (!config_setting_get_member(root, "max_interruptions") &&
+	    cfg->caps.max_interruptions >= 0)
+		cfg->max_interruptions = cfg->caps.max_interruptions;
 	return cfg;
+fail:
+	rb_config_free(cfg);
+	return NULL;
 }
 
 int rb_config_load(const char *path, rb_config **out, rb_err *err)
 {
 	load_ctx ctx = { .path = path, .err = err };
-	cf_tree tree = { .lc_init = false };
+	config_t lc;
 	char *text = NULL;
 	size_t len = 0;
-	rb_config *cfg = NULL;
-	int saved = 0;
+	int saved = EINVAL;
 
 	*out = NULL;
+	/* No autoconvert: a float is never silently an integer. Includes are
+	 * refused by the guard (config_lex.c), so none is ever opened; the
+	 * include dir stays unset (config_set_include_dir(NULL) crashes 1.5). */
+	config_init(&lc);
+	config_set_options(&lc, 0);
 	if (!path || !path[0]) {
-		saved = EINVAL;
 		rb_err_set(err, "(no path): cannot read: no config file given");
 		goto done;
 	}
@@ -523,22 +767,22 @@ int rb_config_load(const char *path, rb_config **out, rb_err *err)
 		saved = errno;
 		goto done;
 	}
-	saved = EINVAL;
 	if (cf_prescan(&ctx, text, len) < 0)
 		goto done;
-	if (cf_tree_parse(&tree, path, text, err) < 0) {
-		saved = errno;
+	if (config_read_string(&lc, text) != CONFIG_TRUE) {
+		rb_err_set(err, "%s:%d: syntax error: %s (%s)",
+			   config_error_file(&lc) ? config_error_file(&lc) : path,
+			   config_error_line(&lc),
+			   config_error_text(&lc) ? config_error_text(&lc) :
+						    "unknown error", FILE_HINT);
 		goto done;
 	}
-	cfg = load_tree(&ctx, tree.root, &saved);
-	*out = cfg;
-
+	*out = load_root(&ctx, config_root_setting(&lc));
+	saved = errno;
 done:
-	cf_tree_free(&tree);
+	config_destroy(&lc);
 	free(text);
 	free(ctx.big);
-	if (cfg)
-		return 0;
 	errno = saved;
-	return -1;
+	return *out ? 0 : -1;
 }

@@ -121,12 +121,10 @@ int rb_config_resolve(const rb_config *cfg, const char *partition,
  * What exit_rules make of a FAILED end with exit status `code` for a job of
  * this partition and account: the account's list if it has one, else the
  * partition's, else the default; the first rule naming code, or
- * RB_EXIT_RULE_NONE (config_exit.c).
+ * RB_EXIT_RULE_NONE.
  */
 rb_exit_rule rb_config_exit_rule(const rb_config *cfg, const char *partition,
 				 const char *account, int code);
-/* The first rule of one list naming code, or RB_EXIT_RULE_NONE. */
-rb_exit_rule rb_exit_rules_match(const rb_exit_rules *list, int code);
 
 /*
  * Parse one job option value into `job`. `name` is the option's name

@@ -3,22 +3,15 @@
  * before libconfig sees the text (docs/security.md).
  *
  * The file is read into memory, refused if anyone but root could change
- * it, and scanned by a small lexer for two things libconfig 1.5 gets wrong
- * for us:
- *
- *  - `@include`: libconfig opens included files relative to the include dir,
- *    or to the process's working directory when none is set, and has no way
- *    to turn includes off (config_set_include_func only exists from 1.7).
- *    The file is read as root at every job start; an include would let a
- *    file outside the admin's reviewed config (or a relative path resolved
- *    in slurmd's cwd) change the limits. config_set_include_dir() cannot
- *    fix that: it only prefixes the path, "../" still escapes. So includes
- *    are refused outright, with file:line.
- *  - integer overflow: libconfig 1.5 stores a literal that does not fit in
- *    32 bits silently truncated (4294967295 becomes -1 = unlimited,
- *    4294967297 becomes 1). The lexer records every such literal; the value
- *    lookup (cf_read_int) reports it as out of range instead of using the
- *    wrapped value.
+ * it, and scanned as libconfig's lexer would walk it for two things
+ * libconfig 1.5 gets wrong for us:
+ *  - `@include` opens a file relative to the include dir or slurmd's cwd
+ *    ("../" escapes either) and cannot be turned off before 1.7: an included
+ *    file outside the admin's reviewed config could change the limits, so
+ *    includes are refused outright, with file:line.
+ *  - a literal that does not fit in 32 bits is stored silently truncated
+ *    (4294967295 becomes -1 = unlimited). Each one is recorded; the integer
+ *    read (config.c) reports it as out of range instead.
  */
 #include "config_int.h"
 
@@ -26,23 +19,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/base.h"
-
 #define RB_CONFIG_MAX_BYTES (1024L * 1024)
-
-/* ---- the trusted read --------------------------------------------------- */
 
 /* -1 with err set and errno the reason when the file at path (st) must not
  * be read: not a regular file, too large, or others could change it. */
 static int refuse_file(const char *path, const struct stat *st, rb_err *err)
 {
-	int why;
+	int why = EPERM;
 
 	if (S_ISDIR(st->st_mode)) {
 		why = EISDIR;
@@ -51,16 +39,13 @@ static int refuse_file(const char *path, const struct stat *st, rb_err *err)
 		why = EINVAL;
 		rb_err_set(err, "%s: cannot read: not a regular file", path);
 	} else if (st->st_mode & S_IWOTH) {
-		why = EPERM;
 		rb_err_set(err,
 			   "%s: refusing a file every user may write: anyone could change the limits (run chmod o-w %s)",
 			   path, path);
 	} else if (!rb_root_trusted(st)) {
 		/* Only root may be able to change it, or its owner could
-		 * raise everyone's caps. Whatever our euid: the batch step
-		 * reads it as the job's user and then writes the ledger as
-		 * root with it. */
-		why = EPERM;
+		 * raise everyone's caps, whatever our euid: the batch step
+		 * reads it as the job's user, then writes the ledger as root. */
 		rb_err_set(err,
 			   "%s: refusing a file owned by uid %u with mode %04o: only root may be able to change the limits (run chown root %s; chmod go-w %s)",
 			   path, (unsigned)st->st_uid,
@@ -76,51 +61,41 @@ static int refuse_file(const char *path, const struct stat *st, rb_err *err)
 	return -1;
 }
 
-/* Up to size bytes of fd into buf; *len is what was read (short at EOF). */
-static int read_all(int fd, char *buf, size_t size, size_t *len)
-{
-	*len = 0;
-	while (*len < size) {
-		ssize_t n = read(fd, buf + *len, size - *len);
-
-		if (n > 0)
-			*len += (size_t)n;
-		else if (n == 0)
-			return 0; /* shorter than fstat said: what is there */
-		else if (errno != EINTR)
-			return -1;
-	}
-	return 0;
-}
-
 /* (config_int.h) */
 int cf_read_text(const char *path, char **out, size_t *outlen, rb_err *err)
 {
 	int fd, saved;
 	char *buf = NULL;
 	size_t len = 0;
+	ssize_t n = 1;
 	struct stat st;
+	bool said = false; /* refuse_file() worded it */
 
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0 || fstat(fd, &st) < 0)
-		goto fail_errno;
-	if (refuse_file(path, &st, err) < 0)
 		goto fail;
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf || read_all(fd, buf, (size_t)st.st_size, &len) < 0)
-		goto fail_errno;
+	said = refuse_file(path, &st, err) < 0;
+	if (said)
+		goto fail;
+	if (!(buf = malloc((size_t)st.st_size + 1)))
+		goto fail;
+	/* a file shorter than fstat said: what is there */
+	while (len < (size_t)st.st_size && n != 0) {
+		n = read(fd, buf + len, (size_t)st.st_size - len);
+		if (n < 0 && errno != EINTR)
+			goto fail;
+		len += n > 0 ? (size_t)n : 0;
+	}
 	buf[len] = '\0';
 	close(fd);
 	*out = buf;
 	*outlen = len;
 	return 0;
 
-fail_errno:
-	saved = errno;
-	rb_err_set(err, "%s: cannot read: %s", path, strerror(saved));
-	errno = saved;
 fail:
 	saved = errno;
+	if (!said)
+		rb_err_set(err, "%s: cannot read: %s", path, strerror(saved));
 	free(buf);
 	if (fd >= 0)
 		close(fd);
@@ -130,81 +105,60 @@ fail:
 
 /* ---- the guard: a pre-scan as libconfig's lexer would walk the text ---- */
 
-static int add_big(load_ctx *ctx, unsigned int line, const char *name,
-		   unsigned int name_line, const char *text, size_t len)
-{
-	big_literal *b;
-	char lit[sizeof(b->text)];
-	size_t n = len < sizeof(lit) - 1 ? len : sizeof(lit) - 1;
+/* Where the pre-scan is: the line, the last name seen and the name the
+ * last '=' or ':' assigned to (the key of a number that follows). */
+typedef struct {
+	unsigned int line, last_line, pending_line;
+	char last[64], pending[64];
+} scan_state;
 
-	b = realloc(ctx->big, (ctx->n_big + 1) * sizeof(*b));
+static int add_big(load_ctx *ctx, const scan_state *st, const char *text,
+		   size_t len)
+{
+	big_literal *b = realloc(ctx->big, (ctx->n_big + 1) * sizeof(*b));
+	size_t n = len < sizeof(b->text) - 1 ? len : sizeof(b->text) - 1;
+
 	if (!b)
 		return rb_err_set(ctx->err, "%s: out of memory", ctx->path);
 	ctx->big = b;
 	b = &ctx->big[ctx->n_big++];
-	memset(b, 0, sizeof(*b));
-	b->line = line;
-	b->name_line = name_line;
-	rb_strlcpy(b->name, name, sizeof(b->name));
-	memcpy(lit, text, n);
-	lit[n] = '\0';
+	*b = (big_literal){ .line = st->line, .name_line = st->pending_line };
+	rb_strlcpy(b->name, st->pending, sizeof(b->name));
+	memcpy(b->text, text, n);
 	if (n < len && n >= 3)
-		memcpy(lit + n - 3, "...", 3);
-	memcpy(b->text, lit, sizeof(lit));
+		memcpy(b->text + n - 3, "...", 4);
 	return 0;
 }
 
-static bool is_suffix_l(const char *p, const char *end)
+/* One numeric token text[0..len): record it if libconfig would wrap it.
+ * An L suffix makes it 64-bit; anything else libconfig reports itself. */
+static int check_literal(load_ctx *ctx, const scan_state *st,
+			 const char *text, size_t len)
 {
-	size_t n = (size_t)(end - p);
+	const char *p = text + (*text == '-' || *text == '+'), *end = text + len;
+	bool hex = p + 1 < end && p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
+	bool big, l64;
+	char *e;
+	long long v = 0;
+	unsigned long long u = 0;
 
-	return (n == 1 && p[0] == 'L') || (n == 2 && p[0] == 'L' && p[1] == 'L');
-}
-
-/* One numeric token text[0..len): record it if libconfig would wrap it. */
-static int check_literal(load_ctx *ctx, unsigned int line, const char *name,
-			 unsigned int name_line, const char *text, size_t len)
-{
-	const char *p = text, *end = text + len;
-	const char *digits_end;
-	bool hex, big = false;
-
-	if (*p == '-' || *p == '+')
-		p++;
-	hex = p + 1 < end && p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
 	if (!hex && (memchr(text, '.', len) || memchr(text, 'e', len) ||
 		     memchr(text, 'E', len)))
 		return 0; /* a float */
 	errno = 0;
-	if (hex) {
-		char *e;
-		unsigned long long u = strtoull(p, &e, 16);
-
-		digits_end = e;
-		if (digits_end == end)
-			big = errno == ERANGE || u > INT_MAX;
-		else if (is_suffix_l(digits_end, end))
-			big = errno == ERANGE || u > LLONG_MAX;
-		else
-			return 0; /* libconfig reports the syntax error */
-	} else {
-		char *e;
-		long long v = strtoll(text, &e, 10);
-
-		digits_end = e;
-		if (digits_end == end)
-			big = errno == ERANGE || v < INT_MIN || v > INT_MAX;
-		else if (is_suffix_l(digits_end, end))
-			big = errno == ERANGE;
-		else
-			return 0;
-	}
-	return big ? add_big(ctx, line, name, name_line, text, len) : 0;
-}
-
-static bool is_name_start(char c)
-{
-	return isalpha((unsigned char)c) || c == '*';
+	if (hex)
+		u = strtoull(p, &e, 16);
+	else
+		v = strtoll(text, &e, 10);
+	l64 = (end - e == 1 && e[0] == 'L') ||
+	      (end - e == 2 && e[0] == 'L' && e[1] == 'L');
+	if (e != end && !l64)
+		return 0;
+	if (hex)
+		big = errno == ERANGE || u > (l64 ? LLONG_MAX : INT_MAX);
+	else
+		big = errno == ERANGE || (!l64 && (v < INT_MIN || v > INT_MAX));
+	return big ? add_big(ctx, st, text, len) : 0;
 }
 
 static bool is_name_char(char c)
@@ -212,40 +166,35 @@ static bool is_name_char(char c)
 	return isalnum((unsigned char)c) || c == '-' || c == '_' || c == '*';
 }
 
-/* Past the comment that starts at text[i] ("/" "*"), counting lines. */
-static size_t skip_block_comment(const char *text, size_t len, size_t i,
-				 unsigned int *line)
-{
-	for (i += 2; i < len; i++) {
-		if (text[i] == '*' && text[i + 1] == '/')
-			return i + 2;
-		*line += text[i] == '\n';
-	}
-	return i;
-}
-
-/* Past the string that starts at text[i] ('"'), counting lines. */
-static size_t skip_string(const char *text, size_t len, size_t i,
+/* Past the comment or string that starts at text[i], counting lines. */
+static size_t skip_quoted(const char *text, size_t len, size_t i,
 			  unsigned int *line)
 {
-	for (i++; i < len && text[i] != '"'; i++) {
-		if (text[i] == '\\' && i + 1 < len)
+	bool str = text[i] == '"';
+
+	for (i += str ? 1 : 2; i < len; i++) {
+		if (str && text[i] == '"')
+			return i + 1;
+		if (!str && text[i] == '*' && text[i + 1] == '/')
+			return i + 2;
+		if (str && text[i] == '\\' && i + 1 < len)
 			i++;
 		*line += text[i] == '\n';
 	}
-	return i + 1;
+	return str ? i + 1 : i;
 }
 
-/* The end of the number literal that starts at text[i] (digits, letters,
- * '.', and a sign after an exponent's e). */
-static size_t number_end(const char *text, size_t len, size_t i)
+/* Past the name (*num false) or the number literal (digits, letters, '.',
+ * a sign after an exponent's e) that starts at text[i]. */
+static size_t token_end(const char *text, size_t len, size_t i, bool num)
 {
 	size_t j = i + 1;
 
-	while (j < len &&
-	       (isalnum((unsigned char)text[j]) || text[j] == '.' ||
-		((text[j] == '-' || text[j] == '+') &&
-		 (text[j - 1] == 'e' || text[j - 1] == 'E'))))
+	while (j < len && (num ? isalnum((unsigned char)text[j]) ||
+				 text[j] == '.' ||
+				 ((text[j] == '-' || text[j] == '+') &&
+				  (text[j - 1] == 'e' || text[j - 1] == 'E')) :
+			       is_name_char(text[j])))
 		j++;
 	return j;
 }
@@ -266,43 +215,39 @@ static int refuse_nul(load_ctx *ctx, const char *text, size_t len)
 			  ctx->path, line, FILE_HINT);
 }
 
-/* Where the pre-scan is: the line, the last name seen and the name the
- * last '=' or ':' assigned to (the key of a number that follows). */
-typedef struct {
-	unsigned int line;
-	unsigned int last_line, pending_line;
-	char last[64], pending[64];
-} scan_state;
-
-/* Past the name that starts at text[i], remembered as the last one. */
-static size_t take_name(scan_state *st, const char *text, size_t len,
-			size_t i)
+/* One token at text[i] that is not a comment or a string: the index past
+ * it, or 0 with err set. (text is NUL-terminated) */
+static size_t scan_token(load_ctx *ctx, scan_state *st, const char *text,
+			 size_t len, size_t i)
 {
-	size_t j = i, n;
+	char c = text[i];
+	size_t j = i + 1, n;
 
-	while (j < len && is_name_char(text[j]))
-		j++;
-	n = j - i < sizeof(st->last) - 1 ? j - i : sizeof(st->last) - 1;
-	memcpy(st->last, text + i, n);
-	st->last[n] = '\0';
-	st->last_line = st->line;
+	if (c == '@' && strncmp(text + i + 1, "include", 7) == 0) {
+		rb_err_set(ctx->err,
+			   "%s:%u: @include is not allowed: put every setting in this one file (an included file could change the limits from outside it; %s)",
+			   ctx->path, st->line, FILE_HINT);
+		return 0;
+	} else if (isalpha((unsigned char)c) || c == '*') {
+		j = token_end(text, len, i, false);
+		n = j - i < sizeof(st->last) - 1 ? j - i : sizeof(st->last) - 1;
+		memcpy(st->last, text + i, n);
+		st->last[n] = '\0';
+		st->last_line = st->line;
+	} else if (c == '=' || c == ':') {
+		memcpy(st->pending, st->last, sizeof(st->pending));
+		st->pending_line = st->last_line;
+	} else if (isdigit((unsigned char)c) ||
+		   ((c == '-' || c == '+' || c == '.') &&
+		    (isdigit((unsigned char)text[i + 1]) || text[i + 1] == '.'))) {
+		j = token_end(text, len, i, true);
+		if (check_literal(ctx, st, text + i, j - i) < 0)
+			return 0;
+	}
 	return j;
 }
 
-/* Does a number literal start at text[i]? (text is NUL-terminated) */
-static bool starts_number(const char *text, size_t i)
-{
-	char c = text[i];
-
-	return isdigit((unsigned char)c) ||
-	       ((c == '-' || c == '+' || c == '.') &&
-		(isdigit((unsigned char)text[i + 1]) || text[i + 1] == '.'));
-}
-
-/*
- * Walk the text as libconfig's lexer would (comments, strings, names,
- * numbers): refuse `@include` and NUL bytes, record oversized integers.
- */
+/* (config_int.h) */
 int cf_prescan(load_ctx *ctx, const char *text, size_t len)
 {
 	scan_state st = { .line = 1 };
@@ -311,46 +256,24 @@ int cf_prescan(load_ctx *ctx, const char *text, size_t len)
 	if (refuse_nul(ctx, text, len) < 0)
 		return -1;
 	while (i < len) {
-		char c = text[i];
-
-		if (c == '\n') {
+		if (text[i] == '\n') {
 			st.line++;
 			i++;
-		} else if (c == '#' || (c == '/' && text[i + 1] == '/')) {
+		} else if (text[i] == '#' || (text[i] == '/' && text[i + 1] == '/')) {
 			while (i < len && text[i] != '\n')
 				i++;
-		} else if (c == '/' && text[i + 1] == '*') {
-			i = skip_block_comment(text, len, i, &st.line);
-		} else if (c == '"') {
-			i = skip_string(text, len, i, &st.line);
-		} else if (c == '@') {
-			if (strncmp(text + i + 1, "include", 7) == 0)
-				return rb_err_set(ctx->err,
-					"%s:%u: @include is not allowed: put every setting in this one file (an included file could change the limits from outside it; %s)",
-					ctx->path, st.line, FILE_HINT);
-			i++;
-		} else if (is_name_start(c)) {
-			i = take_name(&st, text, len, i);
-		} else if (c == '=' || c == ':') {
-			memcpy(st.pending, st.last, sizeof(st.pending));
-			st.pending_line = st.last_line;
-			i++;
-		} else if (starts_number(text, i)) {
-			size_t j = number_end(text, len, i);
-
-			if (check_literal(ctx, st.line, st.pending,
-					  st.pending_line, text + i, j - i))
-				return -1;
-			i = j;
-		} else {
-			i++;
+		} else if (text[i] == '"' || (text[i] == '/' && text[i + 1] == '*')) {
+			i = skip_quoted(text, len, i, &st.line);
+		} else if (!(i = scan_token(ctx, &st, text, len, i))) {
+			return -1;
 		}
 	}
 	return 0;
 }
 
-/* Every oversized literal in a key we read was reported by then; one left
- * over sits where no integer belongs. Never let a wrapped value pass. */
+/* (config_int.h) Every oversized literal in a key we read was reported by
+ * then; one left over sits where no integer belongs. Never let a wrapped
+ * value pass. */
 int cf_no_big_left(load_ctx *ctx)
 {
 	for (size_t i = 0; i < ctx->n_big; i++)

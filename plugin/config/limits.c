@@ -53,14 +53,11 @@ static const rb_named_overrides *find_named(const rb_named_overrides *arr,
 
 static void apply(rb_limits *out, const rb_overrides *o)
 {
-	if (o->has_max_failures)
-		out->max_failures = o->max_failures;
-	if (o->has_restore_retry_num)
-		out->restore_retry_num = o->restore_retry_num;
-	if (o->has_restore_timeout)
-		out->restore_timeout = o->restore_timeout;
-	if (o->has_max_interruptions)
-		out->max_interruptions = o->max_interruptions;
+	int v;
+
+	for (rb_cap_key k = 0; k < RB_CAP_KEYS; k++)
+		if (rb_cap_get(o, k, &v))
+			*rb_cap_limit(out, k) = v;
 }
 
 /* The job's value v of key within the cap rules (caps.h): 1 if it was
@@ -106,13 +103,14 @@ int rb_config_resolve(const rb_config *cfg, const char *partition,
 
 	if (warn && warnlen)
 		warn[0] = '\0';
-	memset(out, 0, sizeof(*out));
-	out->max_failures = cfg->max_failures;
-	out->restore_retry_num = cfg->restore_retry_num;
-	out->restore_timeout = cfg->restore_timeout;
-	out->accounting = cfg->accounting;
-	out->count_preemptions = cfg->count_preemptions;
-	out->max_interruptions = cfg->max_interruptions;
+	*out = (rb_limits){
+		.max_failures = cfg->max_failures,
+		.restore_retry_num = cfg->restore_retry_num,
+		.restore_timeout = cfg->restore_timeout,
+		.accounting = cfg->accounting,
+		.count_preemptions = cfg->count_preemptions,
+		.max_interruptions = cfg->max_interruptions,
+	};
 	if ((p = find_named(cfg->partitions, cfg->n_partitions, partition,
 			    false)))
 		apply(out, &p->values);
@@ -128,7 +126,8 @@ int rb_config_resolve(const rb_config *cfg, const char *partition,
 }
 
 /* (config.h) The account's list replaces the partition's, which replaces
- * the default (docs/rule.md, "Exit-code rules"). */
+ * the default; the first rule naming code wins (docs/rule.md, "Exit-code
+ * rules"). */
 rb_exit_rule rb_config_exit_rule(const rb_config *cfg, const char *partition,
 				 const char *account, int code)
 {
@@ -141,84 +140,41 @@ rb_exit_rule rb_config_exit_rule(const rb_config *cfg, const char *partition,
 		list = &a->exit_rules;
 	else if (p && p->exit_rules.set)
 		list = &p->exit_rules;
-	return rb_exit_rules_match(list, code);
+	for (size_t i = 0; code >= 0 && code <= RB_EXIT_CODE_MAX && i < list->n; i++)
+		if (list->rules[i].codes[code / 8] & (1u << (code % 8)))
+			return list->rules[i].action;
+	return RB_EXIT_RULE_NONE;
 }
 
 /* ---- job options -------------------------------------------------------- */
 
-typedef enum { NUM_OK = 0, NUM_EMPTY, NUM_GARBAGE, NUM_RANGE } num_status;
-
-/* Strict decimal: digits only; a '-' followed by digits is out of range. */
-static num_status parse_decimal(const char *s, long long max, int *out)
+/* Strict decimal, at most max: digits only (no sign, space or base).
+ * NULL, or what is wrong with s. */
+static const char *parse_decimal(const char *s, long long max, int *out)
 {
-	const char *p = s;
-	bool negative = false;
+	const char *p = s && *s == '-' ? s + 1 : s;
 	long long v = 0;
 
 	if (!s || !*s)
-		return NUM_EMPTY;
-	if (*p == '-') {
-		negative = true;
-		p++;
-	}
-	if (!*p)
-		return NUM_GARBAGE;
-	for (const char *q = p; *q; q++)
-		if (*q < '0' || *q > '9')
-			return NUM_GARBAGE;
-	if (negative)
-		return NUM_RANGE;
-	for (; *p; p++) {
-		v = v * 10 + (*p - '0');
-		if (v > max)
-			return NUM_RANGE;
-	}
-	*out = (int)v;
-	return NUM_OK;
-}
-
-/* What the option of key accepts, for its error messages. */
-static void option_expected(rb_cap_key key, char *buf, size_t len)
-{
-	const rb_cap_rule *r = rb_cap_rule_of(key);
-
-	if (r->unlimited)
-		snprintf(buf, len, "an integer 0..%d or \"unlimited\"", r->bound);
-	else if (r->unit[0])
-		snprintf(buf, len, "a number of seconds 0..%d", r->bound);
-	else
-		snprintf(buf, len, "an integer 0..%d", r->bound);
-}
-
-/* The key whose job option is called name, or RB_CAP_KEYS. */
-static rb_cap_key option_key(const char *name)
-{
-	rb_cap_key k;
-
-	for (k = 0; k < RB_CAP_KEYS; k++)
-		if (name && strcmp(name, rb_cap_rule_of(k)->option) == 0)
-			break;
-	return k;
-}
-
-static const char *num_problem(num_status st)
-{
-	switch (st) {
-	case NUM_EMPTY:
 		return "empty value";
-	case NUM_GARBAGE:
+	if (!*p || p[strspn(p, "0123456789")])
 		return "not a number";
-	default:
+	if (p != s)
 		return "out of range";
-	}
+	for (; *p; p++)
+		if ((v = v * 10 + (*p - '0')) > max)
+			return "out of range";
+	*out = (int)v;
+	return NULL;
 }
 
 int rb_options_parse(rb_overrides *job, const char *name, const char *value,
 		     rb_err *err)
 {
-	char shown[80], nm[80], expected[96];
+	char shown[80], nm[80];
+	const char *problem;
+	const rb_cap_rule *r;
 	rb_cap_key key;
-	num_status st;
 	int v = 0;
 
 	rb_config_quote(value ? value : "", shown, sizeof(shown));
@@ -226,22 +182,24 @@ int rb_options_parse(rb_overrides *job, const char *name, const char *value,
 	if (!job)
 		return rb_err_set(err, "--%s=%s: internal error: nowhere to store it",
 				  nm, shown);
-	key = option_key(name);
+	for (key = 0; key < RB_CAP_KEYS; key++)
+		if (name && strcmp(name, rb_cap_rule_of(key)->option) == 0)
+			break;
 	if (key == RB_CAP_KEYS)
 		return rb_err_set(err,
 				  "--%s=%s: unknown option (known: --max-failures, --restore-retries, --restore-timeout)",
 				  nm, shown);
-	if (rb_cap_rule_of(key)->unlimited && value &&
+	r = rb_cap_rule_of(key);
+	if (r->unlimited && value &&
 	    (strcmp(value, "unlimited") == 0 || strcmp(value, "-1") == 0)) {
 		rb_cap_set(job, key, RB_UNLIMITED);
 		return 0;
 	}
-	st = parse_decimal(value, rb_cap_rule_of(key)->bound, &v);
-	if (st != NUM_OK) {
-		option_expected(key, expected, sizeof(expected));
-		return rb_err_set(err, "--%s=%s: %s (expected %s)", nm, shown,
-				  num_problem(st), expected);
-	}
+	if ((problem = parse_decimal(value, r->bound, &v)))
+		return rb_err_set(err, "--%s=%s: %s (expected %s%d%s)", nm, shown,
+				  problem, r->unit[0] ? "a number of seconds 0.." :
+				  "an integer 0..", r->bound,
+				  r->unlimited ? " or \"unlimited\"" : "");
 	rb_cap_set(job, key, v);
 	return 0;
 }
@@ -285,4 +243,42 @@ int rb_config_check_caps(const rb_config *cfg, const rb_overrides *job,
 		if (rb_cap_get(job, k, &v) && refuse_value(cfg, k, v, err) < 0)
 			return -1;
 	return 0;
+}
+
+/* ---- the requeue code (requeue_exit.h) ---------------------------------- */
+
+int rb_requeue_exit_of(const rb_config *cfg, const rb_requeue_exit *slurm)
+{
+	if (cfg->requeue_exit > 0)
+		return cfg->requeue_exit;
+	if (slurm && slurm->set && slurm->first > 0)
+		return slurm->first;
+	return 0;
+}
+
+int rb_requeue_exit_warning(const rb_config *cfg, const rb_requeue_exit *slurm,
+			    const char *slurm_path, char *buf, size_t len)
+{
+	int code = cfg->requeue_exit;
+
+	buf[0] = '\0';
+	if (code <= 0 || !slurm || rb_requeue_exit_has(slurm, code))
+		return 0;
+	if (!slurm->set)
+		snprintf(buf, len,
+			 "warning: requeue_exit = %d in %s, but %s sets no "
+			 "RequeueExit: Slurm will not requeue a job that exits "
+			 "%d after a failed restore (add RequeueExit=%d to %s "
+			 "and run scontrol reconfigure, or remove requeue_exit)",
+			 code, cfg->path, slurm_path, code, code, slurm_path);
+	else
+		snprintf(buf, len,
+			 "warning: requeue_exit = %d in %s is not in "
+			 "RequeueExit=%s of %s: Slurm will not requeue a job "
+			 "that exits %d after a failed restore (set requeue_exit "
+			 "to one of %s, or add %d to RequeueExit and run "
+			 "scontrol reconfigure)",
+			 code, cfg->path, slurm->text, slurm_path, code,
+			 slurm->text, code);
+	return 1;
 }
