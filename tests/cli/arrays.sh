@@ -13,7 +13,7 @@
 # 222 = 220_1 ended. Job 230 is a plain job (ended).
 
 AC=sweep
-mka() { "$T/mkledger" "$T/rb.conf" "$AC" "$@" || { echo "cli: mkledger $* failed" >&2; exit 2; }; }
+mka() { "$MKLEDGER" "$T/rb.conf" "$AC" "$@" || { echo "cli: mkledger $* failed" >&2; exit 2; }; }
 mka task 203 200 0 exhausted
 mka task 202 200 1 restoring
 mka task 201 200 2 running

@@ -10,7 +10,7 @@
 # older attempts are one summary line, and explain's totals are the record's.
 
 FC=folded
-TMPDIR=$T "$T/mkledger" "$T/rb.conf" $FC requeued 120 ||
+TMPDIR=$T "$MKLEDGER" "$T/rb.conf" $FC requeued 120 ||
 	{ echo "cli: mkledger requeued failed" >&2; exit 2; }
 FLOG=$T/state/$FC/120/120.log
 

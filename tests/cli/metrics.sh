@@ -134,7 +134,7 @@ expect_metrics() {
 	report "$name" $ok "$why"
 }
 
-mkm() { "$T/mkledger" "$T/rb.conf" "$MC" "$@" || { echo "cli: mkledger $* failed" >&2; exit 2; }; }
+mkm() { "$MKLEDGER" "$T/rb.conf" "$MC" "$@" || { echo "cli: mkledger $* failed" >&2; exit 2; }; }
 mkm exhaust 301      # 1 interruption, 4 failed restores, 2 failures; refused
 mkm confirmed 302    # 2 interruptions, nothing charged
 mkm clean 303
