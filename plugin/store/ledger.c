@@ -63,9 +63,7 @@ static rb_ledger *ledger_new(const char *state_dir, const char *cluster,
 		rb_err_set(err, "state_dir is empty or too long");
 		return NULL;
 	}
-	/* not calloc: every member is set below (path and cluster as C
-	 * strings), and zeroing the 4 KiB path buffer showed in profiles */
-	l = malloc(sizeof(*l));
+	l = calloc(1, sizeof(*l));
 	if (!l) {
 		rb_err_set(err, "out of memory");
 		return NULL;

@@ -32,7 +32,7 @@ typedef struct {
 	bool overflow;    /* a line did not fit: the apply writes nothing */
 } rb_events;
 
-/* Empty ev (not memset: the buffer is 42 KB and filled as needed). */
+/* Empty ev: no lines (each is written in place as it comes). */
 void rb_events_clear(rb_events *ev);
 
 /*
