@@ -6,6 +6,10 @@
 #   make bench BENCH_RECORDS="10 10000"  BENCH_E2E_RUNS=0   a quick run
 #   make bench BENCH_PARTS="storm"   one part (or several: "storm throughput")
 #   make bench BENCH_PARTS=throughput THROUGHPUT_JOBS=60    a quick throughput check
+#   make bench-events                the event cost alone (BENCH_PARTS=events):
+#                                    the glue as it is and, at the smallest
+#                                    size, the glue before one write per attempt
+#   make bench-build                 build the bench programs only (-Werror)
 #
 # Results: build/bench/results.md (Markdown) and build/bench/*.log (raw).
 # Knobs (environment or make variables):
@@ -58,7 +62,12 @@ $(STORM_BIN): tests/bench/bench_storm.c $(CORE_OBJ)
 	$(CC) $(CFLAGS_ALL) $(TEST_INC) -o $@ $< $(CORE_OBJ) $(LDFLAGS_ALL) $(STORM_WRAP) \
 		$(LIBS_CORE)
 
-.PHONY: bench bench-events bench-e2e
+.PHONY: bench bench-events bench-build
+bench-build: $(BENCH_BIN) $(STORM_BIN)
+
+bench-events:
+	$(MAKE) bench BENCH_PARTS=events
+
 bench: $(BENCH_BIN) $(STORM_BIN) $(CLI) $(PLUGIN)
 	BENCH_BIN=$(BENCH_BIN) BENCH_STORM_BIN=$(STORM_BIN) BENCH_CLI=$(CLI) BENCH_PLUGIN=$(PLUGIN) \
 	BENCH_PARTS="$(BENCH_PARTS)" BENCH_STORM_NODES="$(BENCH_STORM_NODES)" \

@@ -1,18 +1,24 @@
 /*
  * bench_events.c - cost of the plugin's per-event work, in-process.
  *
- * Drives the same core code the SPANK glue runs (plugin/spank/),
- * with the glue's calls in the glue's order, against a real config file and a
- * real state_dir:
+ * Drives the same core code the SPANK glue runs (plugin/spank/job_script.c,
+ * plugin/spank/batch.c), with the glue's calls in the glue's order, against a
+ * real config file, a real state_dir and a real run_dir (docs/architecture.md,
+ * "Where each event happens" and "The store seam"):
  *
- *   prolog     rb_config_load + rb_lifecycle_start + rb_config_free
- *   batch      user_init:      rb_config_load + rb_lifecycle_read + free
- *              task_post_fork: rb_config_load + rb_lifecycle_report + free
- *   epilog     rb_config_load + rb_lifecycle_read + rb_lifecycle_epilog + free
+ *   prolog     rb_config_load + rb_note_write + free
+ *   batch      user_init: rb_config_load + rb_store_dir_init + rb_note_claim
+ *              + the store's load + rb_lifecycle_preview, then (the
+ *              checkpoint chosen) rb_lifecycle_begin: the start, the phase
+ *              and the checkpoint handed out in one locked write; + free
+ *   epilog     rb_note_look + rb_config_load + rb_store_dir_init +
+ *              rb_lifecycle_end_in + rb_note_forget + free
  *
- * (Left out, because they are not ledger work: option parsing, the
- * checkpoint directory scan in user_init, spank_setenv, the controller RPC
- * the prolog makes only when the config has `accounts`.)
+ * (Left out, because they are not ledger or note work: option parsing, the
+ * checkpoint directory scan in user_init (the bench hands out a fixed path),
+ * the seteuid switches around it, spank_setenv, the controller RPCs (the
+ * job's account when the config has `accounts`, the interruption question
+ * in the epilog: a fixed "preempted" here).)
  *
  * Every job runs three attempts: 0 (FRESH, preempted), 1 (RESTORING,
  * preempted), 2 (RESTORING, exit 0): 9 events per job, each event kind a
@@ -28,6 +34,7 @@
  *   bench_events run --state DIR --config FILE [--cluster C] [--events N]
  *                    [--warmup N] [--id-base N] [--label L] [--no-floor]
  *                    [--rss-every N] [--old-glue]
+ *                    [--run-dir DIR]   (default <state>.run)
  *   bench_events populate --state DIR [--cluster C] --from A --to B
  *                    [--no-logs] [--no-ack]
  *   bench_events config --state DIR --out FILE     write the bench config
@@ -39,10 +46,14 @@
  *                    and the log's final size show what that costs. The
  *                    same source builds against the code before the cap.
  *
- * By default the events follow the SPANK glue as it is: the batch step loads
- * the config once (user_init keeps it for task_post_fork) and the epilog
- * does not read the record before rb_lifecycle_epilog. --old-glue measures
- * the glue before that change (two loads, one extra read), for comparison.
+ * By default the events follow the SPANK glue as it is. --old-glue measures
+ * the glue before one write per attempt, for comparison in the same run:
+ * the batch step's user_init claims the note and records the start
+ * (rb_lifecycle_start, one locked write), task_post_fork records the phase
+ * and the checkpoint handed out (rb_lifecycle_report_handed with the config
+ * user_init kept, a second locked write); the epilog ends the attempt with
+ * rb_lifecycle_epilog_fn (the config's ledger, not the seam). The prolog is
+ * the same in both.
  *
  * Output: "key=value" lines (see tests/bench/run.sh); nothing is asserted.
  */
@@ -63,7 +74,9 @@
 #include "engine.h"
 #include "ledger.h"
 #include "lifecycle.h"
+#include "node_note.h"
 #include "record.h"
+#include "seam.h"
 
 #define CKPT "/home/alice/run/ckpt/checkpoint-17"
 
@@ -337,6 +350,7 @@ typedef struct {
 	const char *config;
 	const char *cluster;
 	const char *state;
+	const char *run_dir;        /* node-local notes (node_note.h) */
 	int floor_dir;              /* <state>/../floor, or -1 */
 	int floor_log;              /* O_APPEND fd in floor_dir */
 	char floor_bytes[8192];     /* a real record's bytes */
@@ -344,12 +358,13 @@ typedef struct {
 	char log_line[1024];        /* a real event line's size */
 	size_t log_len;
 	bool measure;
-	bool lean_glue;             /* --lean-glue: the glue changes suggested
-	                               by the report (one config load per batch
-	                               step, no record read before the epilog) */
+	bool old_glue;              /* --old-glue: two writes per attempt */
 	long rss_every;
 	long done;
 } bench;
+
+/* The host name the notes are kept under (one node: the batch host). */
+#define HOST "batch-host"
 
 static rb_config *load(const bench *bn, double *cfg_cpu)
 {
@@ -426,6 +441,8 @@ static void event_done(bench *bn, int kind, double w0, double c0,
 	}
 }
 
+/* The prolog (job_script.c): the job as its environment describes it,
+ * noted on this node. */
 static void ev_prolog(bench *bn, uint32_t id, int64_t n)
 {
 	double w0 = now_ns(CLOCK_MONOTONIC), c0 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
@@ -438,15 +455,76 @@ static void ev_prolog(bench *bn, uint32_t id, int64_t n)
 		.work_dir = "/home/alice/run", .checkpoint_dir = "ckpt",
 		.now = (int64_t)time(NULL),
 	};
-	rb_start_result res;
 	rb_err err;
 
-	if (rb_lifecycle_start(cfg, &job, &res, NULL, &err) < 0)
-		die("rb_lifecycle_start", err.msg);
+	if (rb_note_write(bn->run_dir, HOST, &job, &err) < 0)
+		die("rb_note_write", err.msg);
 	rb_config_free(cfg);
+	event_done(bn, K_PROLOG, w0, c0, cc);
+}
+
+/* The batch step's note, claimed and completed as user_init completes it
+ * (batch.c, plan_from_note). */
+static void claim(const bench *bn, uint32_t id, rb_note_job *note)
+{
+	rb_err err;
+
+	if (rb_note_claim(bn->run_dir, HOST, bn->cluster, id, note, &err) != 0)
+		die("rb_note_claim", "no note (bench scenario broken)");
+	note->job.checkpoint_dir = "ckpt";
+	note->job.now = (int64_t)time(NULL);
+}
+
+/* The batch step now (batch.c): read as root (note, record, the start
+ * previewed), the checkpoint chosen on the preview, then one write. */
+static void batch_now(const bench *bn, const rb_config *cfg, uint32_t id,
+		      const char *ck, rb_record *rec)
+{
+	static rb_note_job note;
+	static rb_record seen;
+	rb_store_dir dir;
+	rb_store *st = rb_store_dir_init(&dir, cfg->state_dir, bn->cluster);
+	rb_start_result res;
+	rb_handout h;
+	rb_err err;
+	int found;
+
+	claim(bn, id, &note);
+	found = st->ops->load(st, id, &seen, &err);
+	if (found < 0)
+		die("load (user_init)", err.msg);
+	*rec = seen;
+	rb_lifecycle_preview(cfg, &note.job, found == 0, &res, rec);
+	h = (rb_handout){ rec->budget.cur.attempt,
+			  rb_engine_start_phase(rec->budget.cur.attempt, ck),
+			  { ck, { 0 }, "" }, found == 0 ? seen.seq : 0 };
+	if (rb_lifecycle_begin(st, cfg, id, &note.job, &h, &res, rec, &err) < 0)
+		die("rb_lifecycle_begin", err.msg);
+	if (res.decision != RB_DECISION_RUN || res.report_err[0])
+		die("rb_lifecycle_begin", "attempt refused or not handed (bench scenario broken)");
+}
+
+/* The batch step before one write per attempt: user_init recorded the
+ * start, task_post_fork (the same config) what was handed. */
+static void batch_before(const bench *bn, const rb_config *cfg, uint32_t id,
+			 const char *ck, rb_record *rec)
+{
+	static rb_note_job note;
+	rb_handed h = { ck, { 0 }, "" };
+	rb_start_result res;
+	int64_t n;
+	rb_err err;
+
+	claim(bn, id, &note);
+	if (rb_lifecycle_start(cfg, &note.job, &res, rec, &err) < 0)
+		die("rb_lifecycle_start", err.msg);
 	if (res.decision != RB_DECISION_RUN)
 		die("rb_lifecycle_start", "attempt refused (bench scenario broken)");
-	event_done(bn, K_PROLOG, w0, c0, cc);
+	n = rec->budget.cur.attempt;
+	if (rb_lifecycle_report_handed(cfg, bn->cluster, id, n,
+				       rb_engine_start_phase(n, ck), &h,
+				       &err) < 0)
+		die("rb_lifecycle_report_handed", err.msg);
 }
 
 static void ev_batch(bench *bn, uint32_t id, int64_t n, rb_record *rec)
@@ -454,43 +532,51 @@ static void ev_batch(bench *bn, uint32_t id, int64_t n, rb_record *rec)
 	double w0 = now_ns(CLOCK_MONOTONIC), c0 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	double cc = 0;
 	const char *ck = n > 0 ? CKPT : "";
-	rb_config *cfg;
-	rb_phase phase;
-	rb_err err;
+	rb_config *cfg = load(bn, &cc);
 
-	/* user_init */
-	cfg = load(bn, &cc);
-	if (rb_lifecycle_read(cfg, bn->cluster, id, rec, &err) != 0)
-		die("rb_lifecycle_read (user_init)", err.msg);
-	phase = rb_engine_start_phase(rec->budget.cur.attempt, ck);
-	if (!bn->lean_glue) {
-		rb_config_free(cfg);
-		/* task_post_fork */
-		cfg = load(bn, &cc);
-	}
-	if (rb_lifecycle_report(cfg, bn->cluster, id, n, phase, ck, &err) < 0)
-		die("rb_lifecycle_report", err.msg);
+	if (bn->old_glue)
+		batch_before(bn, cfg, id, ck, rec);
+	else
+		batch_now(bn, cfg, id, ck, rec);
 	rb_config_free(cfg);
 	event_done(bn, K_BATCH, w0, c0, cc);
 }
 
-static void ev_epilog(bench *bn, uint32_t id, int64_t restart_count,
-		      rb_record *rec)
+/* The controller's answer for an interruption (an RPC the bench cannot
+ * make): attempts 0 and 1 are preempted. */
+static const char *preempted(void *ctx)
+{
+	(void)ctx;
+	return "preempted";
+}
+
+/* The epilog (job_script.c) on the node whose batch step claimed the
+ * note. */
+static void ev_epilog(bench *bn, uint32_t id, int64_t restart_count)
 {
 	double w0 = now_ns(CLOCK_MONOTONIC), c0 = now_ns(CLOCK_PROCESS_CPUTIME_ID);
 	double cc = 0;
-	rb_config *cfg = load(bn, &cc);
+	rb_config *cfg;
+	rb_store_dir dir;
+	rb_end_info end = { restart_count, 0, 0, preempted, NULL,
+			    (int64_t)time(NULL) };
 	rb_err err;
+	int rc;
 
-	if (!bn->lean_glue &&
-	    rb_lifecycle_read(cfg, bn->cluster, id, rec, &err) != 0)
-		die("rb_lifecycle_read (epilog)", err.msg);
-	if (rb_lifecycle_epilog(cfg, bn->cluster, id, restart_count, 0, 0,
-				restart_count > (bn->lean_glue ? restart_count - 1 :
-						 rec->budget.cur.attempt) ?
-				"preempted" : NULL,
-				(int64_t)time(NULL), &err) < 0)
-		die("rb_lifecycle_epilog", err.msg);
+	if (rb_note_look(bn->run_dir, HOST, bn->cluster, id) != RB_NOTE_CLAIMED)
+		die("rb_note_look", "the note is not claimed (bench scenario broken)");
+	cfg = load(bn, &cc);
+	if (bn->old_glue)
+		rc = rb_lifecycle_epilog_fn(cfg, bn->cluster, id, restart_count,
+					    0, 0, preempted, NULL, end.now,
+					    &err);
+	else
+		rc = rb_lifecycle_end_in(rb_store_dir_init(&dir, cfg->state_dir,
+							   bn->cluster),
+					 id, &end, &err);
+	if (rc < 0)
+		die("the epilog's end", err.msg);
+	rb_note_forget(bn->run_dir, HOST, bn->cluster, id);
 	rb_config_free(cfg);
 	event_done(bn, K_EPILOG, w0, c0, cc);
 }
@@ -502,7 +588,7 @@ static void one_job(bench *bn, uint32_t id, rb_record *rec, long *left)
 		ev_prolog(bn, id, n);
 		ev_batch(bn, id, n, rec);
 		/* attempts 0 and 1 are preempted (count bumped), 2 exits 0 */
-		ev_epilog(bn, id, n < 2 ? n + 1 : n, rec);
+		ev_epilog(bn, id, n < 2 ? n + 1 : n);
 		*left -= 3;
 	}
 }
@@ -563,10 +649,10 @@ static void capture_floor_bytes(bench *bn, uint32_t id)
 
 static int run(const char *state, const char *config, const char *cluster,
 	       long events, long warmup, uint32_t id_base, const char *label,
-	       bool floor, long rss_every, bool lean_glue)
+	       const char *run_dir, bool floor, long rss_every, bool old_glue)
 {
 	bench bn = {
-		.lean_glue = lean_glue,
+		.old_glue = old_glue, .run_dir = run_dir,
 		.config = config, .cluster = cluster, .state = state,
 		.floor_dir = -1, .floor_log = -1, .rss_every = rss_every,
 	};
@@ -673,7 +759,7 @@ static void usage(void)
 {
 	fputs("usage: bench_events run --state DIR --config FILE [--cluster C] "
 	      "[--events N] [--warmup N] [--id-base N] [--label L] [--no-floor] "
-	      "[--rss-every N] [--old-glue]\n"
+	      "[--rss-every N] [--old-glue] [--run-dir DIR]\n"
 	      "       bench_events populate --state DIR [--cluster C] --from A "
 	      "--to B [--no-logs] [--no-ack]\n"
 	      "       bench_events config --state DIR --out FILE\n"
@@ -688,7 +774,8 @@ int main(int argc, char **argv)
 	const char *label = "run", *out = NULL;
 	long events = 10000, warmup = 300, rss_every = 0, bytes = 4000;
 	unsigned long long id_base = 10000001, from = 0, to = 0;
-	bool floor = true, logs = true, ack = true, lean_glue = true;
+	bool floor = true, logs = true, ack = true, old_glue = false;
+	char run_dir[RB_PATH_MAX] = "";
 
 	if (argc < 2)
 		usage();
@@ -723,10 +810,10 @@ int main(int argc, char **argv)
 			bytes = atol(v);
 		else if (strcmp(a, "--no-floor") == 0)
 			floor = false;
-		else if (strcmp(a, "--lean-glue") == 0)
-			lean_glue = true;
+		else if (ARG("--run-dir"))
+			rb_strlcpy(run_dir, v, sizeof(run_dir));
 		else if (strcmp(a, "--old-glue") == 0)
-			lean_glue = false;
+			old_glue = true;
 		else if (strcmp(a, "--no-logs") == 0)
 			logs = false;
 		else if (strcmp(a, "--no-ack") == 0)
@@ -737,6 +824,8 @@ int main(int argc, char **argv)
 	}
 	if (!state)
 		usage();
+	if (!run_dir[0])
+		snprintf(run_dir, sizeof(run_dir), "%s.run", state);
 	if (strcmp(argv[1], "config") == 0 && out) {
 		write_config(state, out);
 		return 0;
@@ -752,8 +841,8 @@ int main(int argc, char **argv)
 	    id_base >= 1 && id_base + (unsigned long long)(events + warmup) <
 	    UINT32_MAX)
 		return run(state, config, cluster, events, warmup,
-			   (uint32_t)id_base, label, floor, rss_every,
-			   lean_glue);
+			   (uint32_t)id_base, label, run_dir, floor,
+			   rss_every, old_glue);
 	usage();
 	return 2;
 }

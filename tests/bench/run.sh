@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # tests/bench/run.sh - `make bench`: measure, never assert on time.
 #
-# 1. event cost   bench_events on tmpfs and on disk, beside the floor
+# 1. event cost   bench_events on tmpfs and on disk, beside the floor; at the
+#                 smallest size also with --old-glue (the glue before one
+#                 write per attempt), for before/after in one run
 # 2. scale        the same with BENCH_RECORDS job records already in state_dir;
 #                 `restore-budget list` and `gc --dry-run` over BENCH_CLI_RECORDS
 # 3. end to end   tests/bench/e2e.sh on a private cluster (BENCH_E2E_RUNS=0 skips)
@@ -148,14 +150,21 @@ raw "machine nproc=$(nproc) cpu=\"$(sed -n 's/^model name[[:space:]]*: //p' /pro
 raw "loadavg_start $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # ---- 1 + 2: event cost and scale ----------------------------------------------
-run_events() { # FS K BASE
-    local fs=$1 k=$2 base=$3 idbase
+# The notes go to a run_dir on tmpfs for both filesystems: node-local, as
+# /run/restore_budget is in production (docs/architecture.md).
+RUN_DIR_BASE=$(mktemp -d /dev/shm/rb-bench-run.XXXXXX) || exit 1
+dirs+=("$RUN_DIR_BASE")
+run_events() { # FS K BASE [old]
+    local fs=$1 k=$2 base=$3 glue=${4:-} idbase label=$1/$2 flags=()
     idbase=$((3000000001 + ${#done_sizes[@]} * 10000000))
-    log "$fs: $EVENTS events with $k records in state_dir"
+    # the old glue's jobs: their own ids, beside the new glue's
+    [[ $glue == old ]] && { idbase=$((idbase + 5000000)); label=$label/old; flags=(--old-glue); }
+    log "$fs: $EVENTS events with $k records in state_dir${glue:+ (old glue)}"
     "$BIN" run --state "$base/state" --config "$base/rb.conf" --cluster $CLUSTER \
-        --events "$EVENTS" --warmup 300 --id-base "$idbase" --label "$fs/$k" \
-        >"$OUT/events-$fs-$k.log" 2>&1 || { note "$fs/$k: bench_events failed: $(tail -n 2 "$OUT/events-$fs-$k.log")"; return 1; }
-    grep -E '^(result|floor)' "$OUT/events-$fs-$k.log" | sed "s|^floor |floor label=$fs/$k |" >>"$RAW"
+        --events "$EVENTS" --warmup 300 --id-base "$idbase" --label "$label" \
+        --run-dir "$RUN_DIR_BASE/$fs" "${flags[@]}" \
+        >"$OUT/events-$fs-$k$glue.log" 2>&1 || { note "$label: bench_events failed: $(tail -n 2 "$OUT/events-$fs-$k$glue.log")"; return 1; }
+    grep -E '^(result|floor)' "$OUT/events-$fs-$k$glue.log" | sed "s|^floor |floor label=$label |" >>"$RAW"
 }
 
 run_cli() { # FS K BASE
@@ -195,6 +204,7 @@ for fs in $EVENT_FS; do
             prev=$k
         fi
         run_events "$fs" "$k" "$base"
+        ((${#done_sizes[@]} == 0)) && run_events "$fs" "$k" "$base" old
         ((k == CLI_RECORDS)) && run_cli "$fs" "$k" "$base"
         done_sizes+=("$k")
     done
@@ -217,6 +227,7 @@ done
 if part memory; then
     mem=$(mktemp -d /dev/shm/rb-bench-mem.XXXXXX) && dirs+=("$mem") && chmod 755 "$mem" && mkdir -m 755 "$mem/state" &&
         "$BIN" config --state "$mem/state" --out "$mem/rb.conf"
+    # (bench_events keeps its notes in <state>.run: here on /dev/shm too)
     log "memory: $RSS_EVENTS events, RSS every 10000"
     "$BIN" run --state "$mem/state" --config "$mem/rb.conf" --cluster $CLUSTER --events "$RSS_EVENTS" \
         --warmup 9 --rss-every 10000 --no-floor --label rss >"$OUT/rss.log" 2>&1 || note "rss run failed"
