@@ -19,6 +19,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config/config.h"
+#include "store/store.h"
+
 /* ut_tmpdir BUF LEN TEMPLATE MODE - a fresh directory named after TEMPLATE
  * (ending in XXXXXX) in BUF, then chmod MODE (past the umask: 0755 where a
  * test runs something as another user that must traverse it). 0 or -1. */
@@ -87,6 +90,34 @@ static inline void ut_touch_as(const char *path, uid_t uid)
 	assert_true(fd >= 0);
 	close(fd);
 	assert_int_equal(lchown(path, uid, uid), 0);
+}
+
+/* ut_config_in DIR - the defaults with state_dir DIR and the small budget
+ * the lifecycle suites use (M = 1, R = 2, no restore timeout). */
+static inline rb_config *ut_config_in(const char *dir)
+{
+	rb_config *cfg = rb_config_defaults();
+
+	free(cfg->state_dir);
+	cfg->state_dir = strdup(dir);
+	cfg->max_failures = 1;
+	cfg->restore_retry_num = 2;
+	cfg->restore_timeout = 0;
+	return cfg;
+}
+
+/* ut_job_info CLUSTER ID ATTEMPT - user u's job in partition low, account
+ * acct, checkpoints in ckpt; its clock 1000 + 100 a attempt. */
+static inline rb_job_info ut_job_info(const char *cluster, uint32_t id,
+				      int64_t attempt)
+{
+	rb_job_info j = {
+		.cluster = cluster, .job_id = id, .attempt = attempt,
+		.uid = 1000, .gid = 1000, .user = "u", .partition = "low",
+		.account = "acct", .work_dir = "/home/u", .checkpoint_dir = "ckpt",
+		.now = 1000 + attempt * 100,
+	};
+	return j;
 }
 
 #endif

@@ -21,6 +21,7 @@
 #include "lifecycle.h"
 #include "ack.h"
 #include "step.h"
+#include "fixture.h"
 
 #define CLUSTER "testc"
 #define CKPT "/home/u/ckpt/checkpoint-3"
@@ -34,16 +35,9 @@ static int setup(void **state)
 {
 	fixture *f = calloc(1, sizeof(*f));
 
-	strcpy(f->dir, "/tmp/rb-lifecycle-XXXXXX");
-	if (!mkdtemp(f->dir))
+	if (!f || ut_tmpdir(f->dir, sizeof(f->dir), "/tmp/rb-lifecycle-XXXXXX", 0755) < 0)
 		return -1;
-	chmod(f->dir, 0755);
-	f->cfg = rb_config_defaults();
-	free(f->cfg->state_dir);
-	f->cfg->state_dir = strdup(f->dir);
-	f->cfg->max_failures = 1;
-	f->cfg->restore_retry_num = 2;
-	f->cfg->restore_timeout = 0;
+	f->cfg = ut_config_in(f->dir);
 	*state = f;
 	return 0;
 }
@@ -51,25 +45,16 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	fixture *f = *state;
-	char cmd[128];
+	int rc = ut_rmtree(f->dir);
 
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-	if (system(cmd) != 0)
-		return -1;
 	rb_config_free(f->cfg);
 	free(f);
-	return 0;
+	return rc;
 }
 
 static rb_job_info job_info(uint32_t id, int64_t attempt)
 {
-	rb_job_info j = {
-		.cluster = CLUSTER, .job_id = id, .attempt = attempt,
-		.uid = 1000, .gid = 1000, .user = "u", .partition = "low",
-		.account = "acct", .work_dir = "/home/u", .checkpoint_dir = "ckpt",
-		.now = 1000 + attempt * 100,
-	};
-	return j;
+	return ut_job_info(CLUSTER, id, attempt);
 }
 
 static rb_decision start(fixture *f, uint32_t id, int64_t n)
