@@ -111,44 +111,44 @@ static int dir_apply(rb_store *s, uint32_t job_id, unsigned flags,
 	return rc < 0 ? -1 : 0;
 }
 
-static int dir_history(rb_store *s, uint32_t job_id, rb_event_fn fn,
-		       void *ctx, rb_err *err)
+/* The store's ledger, opened for one call (the caller closes it). */
+static rb_ledger *dir_open(rb_store *s, rb_ledger_mode mode, rb_err *err)
 {
 	rb_store_dir *d = (rb_store_dir *)s;
 	rb_ledger *l;
-	int rc;
 
-	if (rb_ledger_open(d->state_dir, d->cluster, RB_LEDGER_READ, &l,
-			   err) < 0)
-		return -1;
-	rc = rb_ledger_events(l, job_id, fn, ctx, err);
-	rb_ledger_close(l);
+	return rb_ledger_open(d->state_dir, d->cluster, mode, &l, err) < 0 ?
+		       NULL : l;
+}
+
+static int dir_history(rb_store *s, uint32_t job_id, rb_event_fn fn,
+		       void *ctx, rb_err *err)
+{
+	rb_ledger *l = dir_open(s, RB_LEDGER_READ, err);
+	int rc = l ? rb_ledger_events(l, job_id, fn, ctx, err) : -1;
+
+	if (l)
+		rb_ledger_close(l);
 	return rc;
 }
 
 static int dir_jobs(rb_store *s, rb_job_fn fn, void *ctx, rb_err *err)
 {
-	rb_store_dir *d = (rb_store_dir *)s;
-	rb_ledger *l;
-	int rc;
+	rb_ledger *l = dir_open(s, RB_LEDGER_READ, err);
+	int rc = l ? rb_ledger_jobs(l, fn, ctx, err) : -1;
 
-	if (rb_ledger_open(d->state_dir, d->cluster, RB_LEDGER_READ, &l,
-			   err) < 0)
-		return -1;
-	rc = rb_ledger_jobs(l, fn, ctx, err);
-	rb_ledger_close(l);
+	if (l)
+		rb_ledger_close(l);
 	return rc;
 }
 
 static int dir_remove(rb_store *s, uint32_t job_id, rb_err *err)
 {
-	rb_store_dir *d = (rb_store_dir *)s;
-	rb_ledger *l;
+	rb_ledger *l = dir_open(s, RB_LEDGER_WRITE, err);
 	rb_job *j;
 	int rc = -1;
 
-	if (rb_ledger_open(d->state_dir, d->cluster, RB_LEDGER_WRITE, &l,
-			   err) < 0)
+	if (!l)
 		return -1;
 	if (rb_ledger_lock(l, job_id, &j, err) == 0) {
 		rc = rb_ledger_remove(j, err);
