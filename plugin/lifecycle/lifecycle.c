@@ -449,6 +449,8 @@ typedef struct {
 	rb_detail_fn detail_fn;
 	void *detail_ctx;
 	int64_t now;
+	int64_t only_attempt;  /* a kept end: this attempt's alone (else -1) */
+	bool recorded;         /* fn's result: the end goes on record */
 } end_ctx;
 
 /* How the recorded attempt ended; 0 when its end is on record already
@@ -463,7 +465,12 @@ static int end_fn(rb_record *rec, bool found, rb_events *e, void *ctx,
 	rb_end end;
 
 	(void)err;
+	c->recorded = false;
 	if (!found)
+		return 0;
+	/* a kept end is that attempt's: a later one is not touched */
+	if (c->only_attempt >= 0 &&
+	    (cur->attempt != c->only_attempt || cur->end != RB_END_NONE))
 		return 0;
 	end = epilog_end(cur->attempt, c->restart_count, c->exit_code,
 			 c->signal, &code);
@@ -475,6 +482,8 @@ static int end_fn(rb_record *rec, bool found, rb_events *e, void *ctx,
 		return 0;
 	rb_end_format(cur->end, cur->end_code, endtxt, sizeof(endtxt));
 	ev_raw(e, "end", endtxt);
+	if (c->only_attempt >= 0)
+		ev_int(e, "late", 1); /* carried by the batch host's note */
 	if (c->detail_fn && cur->end == RB_END_INTERRUPTED) {
 		const char *detail = c->detail_fn(c->detail_ctx);
 
@@ -484,6 +493,7 @@ static int end_fn(rb_record *rec, bool found, rb_events *e, void *ctx,
 	ev_raw(e, "phase", rb_phase_name(cur->phase));
 	ev_raw(e, "confirmed", rb_confirm_name(cur->confirmed));
 	ev_int(e, "ran", cur->end_time - cur->start_time);
+	c->recorded = true;
 	return 1;
 }
 
@@ -493,11 +503,101 @@ int rb_lifecycle_end_in(rb_store *st, uint32_t job_id, const rb_end_info *end,
 	static rb_events ev;
 	static rb_record rec;
 	end_ctx c = { end->restart_count, end->exit_code, end->signal,
-		      end->detail_fn, end->detail_ctx, end->now };
+		      end->detail_fn, end->detail_ctx, end->now, -1, false };
 
 	/* Untracked jobs (no record) leave no trace: nothing is created. */
 	return st->ops->apply(st, job_id, RB_APPLY_IF_RECORDED, end_fn, &c,
 			      &ev, &rec, err) < 0 ? -1 : 0;
+}
+
+int rb_lifecycle_late_end_in(rb_store *st, uint32_t job_id,
+			     const rb_note_end *kept, rb_err *err)
+{
+	static rb_events ev;
+	static rb_record rec;
+	end_ctx c = { kept->restart_count, kept->exit_code, kept->signal,
+		      NULL, NULL, kept->now, kept->attempt, false };
+
+	int rc = st->ops->apply(st, job_id, RB_APPLY_IF_RECORDED, end_fn, &c,
+				&ev, &rec, err);
+
+	if (rc < 0)
+		return -1;
+	if (rc == 1)
+		return 2; /* no record (yet: an unmounted state_dir looks so) */
+	return c.recorded ? 1 : 0;
+}
+
+/* --- an end not written (docs/architecture.md, "An end not written") -------- */
+
+int rb_lifecycle_keep_end(rb_store *st, const rb_node *node,
+			  uint32_t job_id, const rb_end_info *end, rb_err *err)
+{
+	static rb_record rec;
+	rb_note_end kept = { 0, end->restart_count, end->exit_code,
+			     end->signal, end->now };
+
+	/* the attempt that ran: the record can still be read when only
+	 * writing fails (read-only, full); if not, the end cannot be tied
+	 * to an attempt and is not kept */
+	if (st->ops->load(st, job_id, &rec, err) != 0)
+		return -1;
+	if (rec.budget.cur.end != RB_END_NONE)
+		return 0;
+	kept.attempt = rec.budget.cur.attempt;
+	return rb_note_end_keep(node->run_dir, node->host, node->cluster,
+				job_id, &kept, err);
+}
+
+/* job_id's kept end recorded if it can be; it goes once recorded or no
+ * longer its attempt's to record. */
+static int carry_end(rb_store *st, const rb_node *node, uint32_t job_id)
+{
+	rb_note_end kept;
+	rb_err err;
+	int rc;
+
+	rc = rb_note_end_read(node->run_dir, node->host, node->cluster,
+			      job_id, &kept);
+	if (rc == 1)
+		return 0;
+	if (rc < 0) {
+		rb_log(RB_LOG_ERROR, "job %u: a kept end in %s is not this plugin's: removed",
+		       job_id, node->run_dir);
+		goto drop;
+	}
+	rc = rb_lifecycle_late_end_in(st, job_id, &kept, &err);
+	if (rc < 0 && node->now - kept.now <= RB_KEPT_END_MAX_AGE) {
+		rb_log(RB_LOG_ERROR, "job %u: the end of attempt %" PRId64 " stays kept on this node: %s",
+		       job_id, kept.attempt, err.msg);
+		return 0;
+	}
+	if (rc == 2 && node->now - kept.now <= RB_KEPT_END_MAX_AGE)
+		return 0; /* no record to take it yet */
+	if (rc == 1)
+		rb_log(RB_LOG_INFO, "job %u: the end of attempt %" PRId64 ", kept on this node, is recorded",
+		       job_id, kept.attempt);
+	else
+		rb_log(RB_LOG_WARNING, "job %u: the end of attempt %" PRId64 ", kept on this node, is past (%s): dropped",
+		       job_id, kept.attempt, rc == 0 ? "its attempt is no longer the one on record, or has an end" : "not recorded within a week");
+drop:
+	rb_note_end_drop(node->run_dir, node->host, node->cluster, job_id);
+	return rc == 1;
+}
+
+int rb_lifecycle_carry_ends(rb_store *st, const rb_node *node,
+			    uint32_t job_id)
+{
+	uint32_t jobs[RB_KEPT_ENDS_MAX];
+	int n, recorded = 0;
+
+	if (job_id)
+		return carry_end(st, node, job_id);
+	n = rb_note_end_list(node->run_dir, node->host, node->cluster, jobs,
+			     RB_KEPT_ENDS_MAX);
+	for (int i = 0; i < n; i++)
+		recorded += carry_end(st, node, jobs[i]);
+	return recorded;
 }
 
 /* --- the grant ---------------------------------------------------------------- */

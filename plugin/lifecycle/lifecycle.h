@@ -114,6 +114,37 @@ typedef struct {
 int rb_lifecycle_end_in(rb_store *st, uint32_t job_id, const rb_end_info *end,
 			rb_err *err);
 
+/*
+ * An end the epilog could not record, kept on the batch host (node_note.h)
+ * and recorded later: only if `kept->attempt` is still the recorded attempt
+ * and has no end (docs/architecture.md, "An end not written"). 1 recorded,
+ * 0 past (another attempt, or an end on record), 2 no record, -1 error.
+ */
+int rb_lifecycle_late_end_in(rb_store *st, uint32_t job_id,
+			     const rb_note_end *kept, rb_err *err);
+
+/* The node a root callback runs on, for the ends kept there. */
+typedef struct {
+	const char *run_dir, *host, *cluster;
+	int64_t now;        /* unix seconds, to age kept ends */
+} rb_node;
+
+/* Epilog, its end not recorded: keep it on this node for the attempt on
+ * record (read without the lock). 0 kept (or that attempt has an end),
+ * -1 not kept (err: the record cannot be read, or run_dir). */
+int rb_lifecycle_keep_end(rb_store *st, const rb_node *node,
+			  uint32_t job_id, const rb_end_info *end, rb_err *err);
+
+/* The ends kept on this node recorded where they can be: job_id's (not 0)
+ * or every one (at most RB_KEPT_ENDS_MAX a call). One is dropped once
+ * recorded or past (its attempt is no longer the one on record); it is
+ * kept while the store fails or has no record (an unmounted state_dir),
+ * for at most RB_KEPT_END_MAX_AGE seconds. How many were recorded. */
+#define RB_KEPT_ENDS_MAX 16
+#define RB_KEPT_END_MAX_AGE (INT64_C(7) * 86400)
+int rb_lifecycle_carry_ends(rb_store *st, const rb_node *node,
+			    uint32_t job_id);
+
 /* Admin: give a job n more failures of budget (recorded in the event log). */
 int rb_lifecycle_grant(const rb_config *cfg, const char *cluster,
 		       uint32_t job_id, int n, const char *by, rb_err *err);

@@ -169,3 +169,9 @@ int64_t rb_step_catch_up_attempt(int64_t controller_count,
 
 	return controller_count > recorded ? controller_count : recorded + 1;
 }
+
+bool rb_step_begins_attempt(const rb_record *rec, int64_t controller_count)
+{
+	return rec->budget.cur.end != RB_END_NONE ||
+	       controller_count > rec->budget.cur.attempt;
+}

@@ -43,6 +43,13 @@ void rb_step_env_set_requeue_exit(rb_step_env *env, int code);
 void rb_step_refusal(const rb_record *rec, int64_t attempt,
 		     const char *config_path, char *buf, size_t len);
 
+/* Slurm ran no prolog: is this batch step a new attempt? Yes when the
+ * recorded attempt has ended, and also when it has no end but the
+ * controller's restart count (-1 = unknown) is past it: its end was lost
+ * (state_dir unwritable in its epilog, its node died) and Slurm relaunched
+ * without a prolog. Else the recorded attempt is this one. */
+bool rb_step_begins_attempt(const rb_record *rec, int64_t controller_count);
+
 /* The attempt a batch step records when Slurm ran no prolog: the
  * controller's restart count when it is ahead of the record (-1 =
  * unknown), else the one after the record's. */

@@ -307,10 +307,11 @@ static struct {
  * Slurm may relaunch a requeued job with no prolog at all (seen on 22.05
  * when the previous attempt was killed while its prolog ran and slurmd still
  * caches the credential). The sign: no note, and the recorded attempt
- * already ended. The new attempt is recorded and charged here (as root),
- * as from a note.
+ * already ended, or the controller's restart count is past it (its end
+ * was never recorded: rb_step_begins_attempt). The new attempt is recorded
+ * and charged here (as root), as from a note.
  */
-static void catch_up_job(void)
+static void catch_up_job(int64_t controller_count)
 {
 	const rb_record *rec = &plan.seen;
 	rb_job_info *job = &plan.job;
@@ -320,8 +321,7 @@ static void catch_up_job(void)
 	job->job_id = rec->job_id;
 	job->array_job_id = step.task.array_job_id;
 	job->array_task_id = step.task.array_task_id;
-	job->attempt = rb_step_catch_up_attempt(
-		controller_restart_count(&step.task), rec);
+	job->attempt = rb_step_catch_up_attempt(controller_count, rec);
 	job->uid = rec->uid;
 	job->gid = rec->gid;
 	job->user = rec->user;
@@ -340,6 +340,8 @@ static void catch_up_job(void)
  * or nothing to export). */
 static int plan_without_note(spank_t sp, const rb_config *cfg, int found)
 {
+	int64_t count;
+
 	if (found > 0) {
 		/* no note, no record: a first attempt is never untracked or
 		 * refused for that; begin the record here */
@@ -350,8 +352,11 @@ static int plan_without_note(spank_t sp, const rb_config *cfg, int found)
 		step_error(cfg, "the ledger's record with this job id is another job's (no prolog noted this one)");
 		return -1;
 	}
-	if (plan.seen.budget.cur.end != RB_END_NONE)
-		catch_up_job();
+	/* the controller is asked once (this path is rare): its restart
+	 * count also tells a relaunch after an end that was never recorded */
+	count = controller_restart_count(&step.task);
+	if (rb_step_begins_attempt(&plan.seen, count))
+		catch_up_job(count);
 	return 0;
 }
 
@@ -400,11 +405,15 @@ static void note_failed(const rb_config *cfg, const char *what)
  * (said why; nothing to export). */
 static int plan_attempt(spank_t sp, const rb_config *cfg)
 {
+	rb_node node;
 	rb_err err;
 	int found;
 
 	plan.from_note = plan.starts = false;
 	plan.st = rb_store_dir_init(&plan.dir, cfg->state_dir, step.cluster);
+	/* an end of this job's last attempt kept here goes on record first */
+	node = this_node(step.cluster);
+	rb_lifecycle_carry_ends(plan.st, &node, step.job_id);
 	plan_from_note(cfg);
 	found = plan.st->ops->load(plan.st, step.job_id, &plan.seen, &err);
 	if (found < 0 && plan.from_note) {

@@ -37,6 +37,7 @@ bool env_u32(const char *s, uint32_t *out);
 const char *env_or(const char *name, const char *fallback);
 const char *cluster_name(void);
 const char *node_name(void);
+rb_node this_node(const char *cluster); /* where ends are kept */
 unsigned prolog_flags(void);
 bool job_is_tracked(const rb_config *cfg, bool has_options);
 

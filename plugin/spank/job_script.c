@@ -132,6 +132,23 @@ static const char *interruption_of(void *ctx)
 	return controller_interruption(&e->ref);
 }
 
+/* The end could not be recorded: it is kept on this node, so that a real
+ * failure is never free (docs/architecture.md, "An end not written"). */
+static void keep_end(rb_store *st, uint32_t job_id, const rb_end_info *end,
+		     const char *why)
+{
+	rb_node node = this_node(cluster_name());
+	rb_err err;
+
+	rb_log(RB_LOG_ERROR, "epilog: job %u: %s", job_id, why);
+	if (rb_lifecycle_keep_end(st, &node, job_id, end, &err) < 0)
+		rb_log(RB_LOG_ERROR, "epilog: job %u: its end is lost (%s): the attempt will count as interrupted",
+		       job_id, err.msg);
+	else
+		rb_log(RB_LOG_WARNING, "epilog: job %u: its end is kept in %s until the ledger takes it",
+		       job_id, run_dir);
+}
+
 void epilog(void)
 {
 	rb_config *cfg;
@@ -141,6 +158,7 @@ void epilog(void)
 	rb_end_info end = { 0 };
 	rb_store_dir dir;
 	rb_note_state note;
+	rb_node node;
 
 	if (!env_u32(getenv("SLURM_JOB_ID"), &job_id))
 		return;
@@ -169,9 +187,12 @@ void epilog(void)
 	/* An untracked job has no record: nothing happens. Only an
 	 * interruption costs a controller query (it is rare). */
 	if (rb_lifecycle_end_in(ej.st, job_id, &end, &err) < 0)
-		rb_log(RB_LOG_ERROR, "epilog: job %u: %s", job_id, err.msg);
+		keep_end(ej.st, job_id, &end, err.msg);
 	else if (note == RB_NOTE_CLAIMED)
 		/* an end not recorded keeps the claim, for a look at it */
 		rb_note_forget(run_dir, node_name(), cluster_name(), job_id);
+	/* ends kept here earlier, this one's too if the store is back */
+	node = this_node(cluster_name());
+	rb_lifecycle_carry_ends(ej.st, &node, 0);
 	rb_config_free(cfg);
 }

@@ -22,6 +22,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <slurm/slurm.h>
@@ -146,6 +147,11 @@ const char *node_name(void)
 	if (!host[0] && gethostname(host, sizeof(host) - 1) < 0)
 		rb_strlcpy(host, "localhost", sizeof(host));
 	return host;
+}
+
+rb_node this_node(const char *cluster)
+{
+	return (rb_node){ run_dir, node_name(), cluster, time(NULL) };
 }
 
 /* PrologFlags from slurm.conf, read once per process (slurmconf.h). */

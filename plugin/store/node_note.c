@@ -6,6 +6,7 @@
  * O_NOFOLLOW relative to the opened run_dir, and the reader is strict
  * (docs/security.md, "Trust").
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
@@ -427,4 +428,163 @@ void rb_note_forget(const char *run_dir, const char *host,
 			      sizeof(name)) == 0)
 			unlinkat(dfd, name, 0);
 	close(dfd);
+}
+
+/* --- an end not written (node_note.h, rb_note_end) ---------------------------- */
+
+#define END_V1 "end=1"
+#define END_MAX 256
+
+int rb_note_end_keep(const char *run_dir, const char *host,
+		     const char *cluster, uint32_t job_id,
+		     const rb_note_end *end, rb_err *err)
+{
+	char name[NOTE_NAME_MAX], text[END_MAX];
+	int n;
+
+	if (note_name(host, cluster, job_id, "end", name, sizeof(name)) < 0) {
+		rb_err_setf(err, "job %" PRIu32 ": no note name for host %s, cluster %s",
+			    job_id, host, cluster);
+		return -1;
+	}
+	n = snprintf(text, sizeof(text),
+		     END_V1 "\nattempt=%" PRId64 "\nrestart_count=%" PRId64
+		     "\nexit_code=%d\nsignal=%d\nnow=%" PRId64 "\n",
+		     end->attempt, end->restart_count, end->exit_code,
+		     end->signal, end->now);
+	if (n < 0 || (size_t)n >= sizeof(text))
+		return rb_err_set(err, "job %" PRIu32 ": end too long", job_id);
+	return write_in_run_dir(run_dir, name, NULL, text, (size_t)n, err);
+}
+
+/* "key=<number>" for the next key in order; -1 if it is not. */
+static int end_field(char **text, const char *key, int64_t max,
+		     int64_t *out)
+{
+	size_t klen = strlen(key);
+	char *nl;
+
+	if (strncmp(*text, key, klen) != 0 || (*text)[klen] != '=')
+		return -1;
+	nl = strchr(*text, '\n');
+	if (!nl)
+		return -1;
+	*nl = '\0';
+	if (parse_number(*text + klen + 1, max, out) < 0)
+		return -1;
+	*text = nl + 1;
+	return 0;
+}
+
+static int parse_end(char *text, rb_note_end *out)
+{
+	int64_t code, sig;
+
+	if (strncmp(text, END_V1 "\n", strlen(END_V1 "\n")) != 0)
+		return -1;
+	text += strlen(END_V1 "\n");
+	if (end_field(&text, "attempt", INT32_MAX, &out->attempt) < 0 ||
+	    end_field(&text, "restart_count", INT32_MAX,
+		      &out->restart_count) < 0 ||
+	    end_field(&text, "exit_code", 255, &code) < 0 ||
+	    end_field(&text, "signal", 255, &sig) < 0 ||
+	    end_field(&text, "now", INT64_MAX, &out->now) < 0 || *text)
+		return -1;
+	out->exit_code = (int)code;
+	out->signal = (int)sig;
+	return 0;
+}
+
+int rb_note_end_read(const char *run_dir, const char *host,
+		     const char *cluster, uint32_t job_id, rb_note_end *out)
+{
+	char name[NOTE_NAME_MAX], text[END_MAX];
+	rb_err err;
+	ssize_t n;
+	int dfd, fd;
+
+	memset(out, 0, sizeof(*out));
+	if (note_name(host, cluster, job_id, "end", name, sizeof(name)) < 0)
+		return -1;
+	dfd = open_run_dir(run_dir, &err);
+	if (dfd < 0)
+		return 1;
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	close(dfd);
+	if (fd < 0)
+		return errno == ENOENT ? 1 : -1;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n < 0 || n == (ssize_t)sizeof(text) - 1)
+		return -1;
+	text[n] = '\0';
+	return parse_end(text, out);
+}
+
+void rb_note_end_drop(const char *run_dir, const char *host,
+		      const char *cluster, uint32_t job_id)
+{
+	char name[NOTE_NAME_MAX];
+	rb_err err;
+	int dfd;
+
+	if (note_name(host, cluster, job_id, "end", name, sizeof(name)) < 0)
+		return;
+	dfd = open_run_dir(run_dir, &err);
+	if (dfd < 0)
+		return;
+	unlinkat(dfd, name, 0);
+	close(dfd);
+}
+
+/* The job id of "<host>.<cluster>.<job>.end" (prefix = "<host>.<cluster>."),
+ * or 0 if the name is not one. */
+static uint32_t end_job_of(const char *name, const char *prefix)
+{
+	size_t plen = strlen(prefix);
+	const char *dot;
+	int64_t id;
+	char num[16];
+
+	if (strncmp(name, prefix, plen) != 0)
+		return 0;
+	dot = strchr(name + plen, '.');
+	if (!dot || strcmp(dot, ".end") != 0 ||
+	    (size_t)(dot - name - plen) >= sizeof(num))
+		return 0;
+	memcpy(num, name + plen, (size_t)(dot - name - plen));
+	num[dot - name - plen] = '\0';
+	if (parse_number(num, UINT32_MAX, &id) < 0)
+		return 0;
+	return (uint32_t)id;
+}
+
+int rb_note_end_list(const char *run_dir, const char *host,
+		     const char *cluster, uint32_t *jobs, int max)
+{
+	char prefix[NOTE_NAME_MAX];
+	struct dirent *de;
+	rb_err err;
+	int dfd, n = 0;
+	DIR *d;
+
+	if (note_name(host, cluster, 0, "", prefix, sizeof(prefix)) < 0)
+		return 0;
+	prefix[strlen(prefix) - strlen("0.")] = '\0';
+	dfd = open_run_dir(run_dir, &err);
+	if (dfd < 0)
+		return 0;
+	d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return 0;
+	}
+	while (n < max && (de = readdir(d)) != NULL) {
+		uint32_t id = end_job_of(de->d_name, prefix);
+
+		if (id)
+			jobs[n++] = id;
+	}
+	closedir(d);
+	return n;
 }

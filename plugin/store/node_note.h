@@ -86,7 +86,39 @@ int rb_note_mark(const char *run_dir, const char *host, const char *cluster,
 rb_note_state rb_note_look(const char *run_dir, const char *host,
 			   const char *cluster, uint32_t job_id);
 
-/* Epilog: the job is done on this node; drop its notes. */
+/*
+ * An end the epilog could not record (state_dir read-only, full or gone),
+ * kept on the batch host until a later root callback there records it:
+ * the next attempt's batch step, or any later epilog on the node
+ * (docs/architecture.md, "An end not written"). Only the attempt that
+ * ran gets it, never a later one.
+ */
+typedef struct {
+	int64_t attempt;       /* the attempt that ended (as recorded) */
+	int64_t restart_count; /* SLURM_JOB_RESTART_COUNT in the epilog */
+	int exit_code, signal; /* SLURM_JOB_EXIT_CODE2 */
+	int64_t now;           /* when it ended */
+} rb_note_end;
+
+/* The end of job_id on this node, in "<host>.<cluster>.<job>.end". */
+int rb_note_end_keep(const char *run_dir, const char *host,
+		     const char *cluster, uint32_t job_id,
+		     const rb_note_end *end, rb_err *err);
+
+/* Read it back: 0 read, 1 none kept, -1 not one this plugin wrote. */
+int rb_note_end_read(const char *run_dir, const char *host,
+		     const char *cluster, uint32_t job_id, rb_note_end *out);
+
+/* Recorded, or no longer recordable: the kept end goes. */
+void rb_note_end_drop(const char *run_dir, const char *host,
+		      const char *cluster, uint32_t job_id);
+
+/* The jobs with an end kept on this node, at most max; their count. */
+int rb_note_end_list(const char *run_dir, const char *host,
+		     const char *cluster, uint32_t *jobs, int max);
+
+/* Epilog: the job is done on this node; drop its notes (not a kept end:
+ * that goes only once recorded). */
 void rb_note_forget(const char *run_dir, const char *host,
 		    const char *cluster, uint32_t job_id);
 

@@ -774,8 +774,125 @@ static void test_start_of_recorded_attempt_hands_back_that_record(void **state)
 	assert_int_equal(got.job_id, 32);
 }
 
+/* --- an end not written (docs/architecture.md, "An end not written") --- */
+
+/* The node an epilog and a batch step share, for the ends kept there. */
+static rb_node node_in(fixture *f, char *run_dir, size_t len)
+{
+	snprintf(run_dir, len, "%s/run", f->dir);
+	return (rb_node){ run_dir, "n1", CLUSTER, 1300 };
+}
+
+/* Attempt 0 restored, acknowledged, then failed (exit 42) while the ledger
+ * could not take its end: the epilog keeps it on the node. */
+static void fail_with_end_kept(fixture *f, uint32_t id, const rb_node *node)
+{
+	rb_end_info end = { 0, 42, 0, NULL, NULL, 1100 };
+	rb_store_dir d;
+	rb_store *st = rb_store_dir_init(&d, f->cfg->state_dir, CLUSTER);
+	rb_err err;
+
+	restoring(f, id, 0);
+	assert_int_equal(rb_lifecycle_keep_end(st, node, id, &end, &err), 0);
+	assert_int_equal(read_rec(f, id).budget.cur.end, RB_END_NONE);
+}
+
+/* Rule (issue 21): a real failure is never free because its end could not
+ * be written. The next start on the batch host records the kept end first,
+ * so attempt 0 is charged as FAILED, not as an interruption. */
+static void test_an_end_not_written_is_charged_at_the_next_start(void **state)
+{
+	fixture *f = *state;
+	char run_dir[128];
+	rb_node node = node_in(f, run_dir, sizeof(run_dir));
+	rb_store_dir d;
+	rb_store *st = rb_store_dir_init(&d, f->cfg->state_dir, CLUSTER);
+	rb_record rec;
+
+	fail_with_end_kept(f, 40, &node);
+	assert_int_equal(rb_lifecycle_carry_ends(st, &node, 40), 1);
+	start(f, 40, 1);
+	rec = read_rec(f, 40);
+	assert_int_equal(rec.budget.restore_failures, 1);
+	assert_int_equal(rec.budget.prev_end, RB_END_FAILED);
+	assert_int_equal(rec.budget.prev_end_code, 42);
+	/* recorded once: the kept end is gone */
+	assert_int_equal(rb_lifecycle_carry_ends(st, &node, 40), 0);
+}
+
+/* Rule (issue 21): a lost final end does not leave the record running
+ * forever: a later epilog on the node records every end kept there. */
+static void test_a_kept_final_end_is_recorded_by_a_later_epilog(void **state)
+{
+	fixture *f = *state;
+	char run_dir[128];
+	rb_node node = node_in(f, run_dir, sizeof(run_dir));
+	rb_store_dir d;
+	rb_store *st = rb_store_dir_init(&d, f->cfg->state_dir, CLUSTER);
+	rb_end_info done = { 0, 0, 0, NULL, NULL, 1200 };
+	rb_err err;
+	rb_record rec;
+
+	restoring(f, 41, 0);
+	assert_int_equal(rb_lifecycle_keep_end(st, &node, 41, &done, &err), 0);
+	fail_with_end_kept(f, 42, &node);
+	assert_int_equal(rb_lifecycle_carry_ends(st, &node, 0), 2);
+	rec = read_rec(f, 41);
+	assert_int_equal(rec.budget.cur.end, RB_END_COMPLETED);
+	/* exit 0 confirmed the restore: no failed restore stays counted */
+	assert_int_equal(rec.budget.cur.confirmed, RB_CONFIRM_EXIT0);
+	assert_int_equal(read_rec(f, 42).budget.cur.end, RB_END_FAILED);
+}
+
+/* A kept end is its attempt's alone: once a later attempt is on record it
+ * is dropped, never applied to the attempt that runs now. */
+static void test_a_kept_end_never_ends_a_later_attempt(void **state)
+{
+	fixture *f = *state;
+	char run_dir[128];
+	rb_node node = node_in(f, run_dir, sizeof(run_dir));
+	rb_store_dir d;
+	rb_store *st = rb_store_dir_init(&d, f->cfg->state_dir, CLUSTER);
+	rb_note_end kept;
+
+	fail_with_end_kept(f, 43, &node);
+	start(f, 43, 1);  /* started elsewhere, before the end was carried */
+	assert_int_equal(rb_lifecycle_carry_ends(st, &node, 0), 0);
+	assert_int_equal(read_rec(f, 43).budget.cur.attempt, 1);
+	assert_int_equal(read_rec(f, 43).budget.cur.end, RB_END_NONE);
+	assert_int_equal(rb_note_end_read(run_dir, "n1", CLUSTER, 43, &kept), 1);
+}
+
+/* While the ledger still cannot take it, the end stays kept. */
+static void test_a_kept_end_stays_while_the_ledger_fails(void **state)
+{
+	fixture *f = *state;
+	char top[64], run_dir[128], moved[128];
+	rb_node node = { run_dir, "n1", CLUSTER, 1300 };
+	rb_store_dir d;
+	rb_store *st;
+	rb_note_end kept;
+
+	/* run_dir outside state_dir, which goes away */
+	assert_int_equal(ut_tmpdir(top, sizeof(top), "/tmp/rb-run-XXXXXX", 0700), 0);
+	snprintf(run_dir, sizeof(run_dir), "%s/run", top);
+	fail_with_end_kept(f, 44, &node);
+	snprintf(moved, sizeof(moved), "%s.gone", f->cfg->state_dir);
+	assert_int_equal(rename(f->cfg->state_dir, moved), 0);
+	st = rb_store_dir_init(&d, f->cfg->state_dir, CLUSTER);
+	assert_int_equal(rb_lifecycle_carry_ends(st, &node, 44), 0);
+	assert_int_equal(rb_note_end_read(run_dir, "n1", CLUSTER, 44, &kept), 0);
+	assert_int_equal(kept.attempt, 0);
+	assert_int_equal(kept.exit_code, 42);
+	assert_int_equal(rename(moved, f->cfg->state_dir), 0);
+	assert_int_equal(rb_lifecycle_carry_ends(st, &node, 44), 1);
+	assert_int_equal(ut_rmtree(top), 0);
+}
+
+
 int main(void)
 {
+
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_start_hands_back_the_record_it_wrote),
@@ -805,6 +922,10 @@ int main(void)
 		T(test_rebuilt_identity_at_the_ended_attempt_is_a_new_job),
 		T(test_attempt_order_never_resets_the_same_job),
 		T(test_event_of_the_longest_names_keeps_the_job_tracked),
+		T(test_an_end_not_written_is_charged_at_the_next_start),
+		T(test_a_kept_final_end_is_recorded_by_a_later_epilog),
+		T(test_a_kept_end_never_ends_a_later_attempt),
+		T(test_a_kept_end_stays_while_the_ledger_fails),
 	};
 	return cmocka_run_group_tests_name("lifecycle", tests, NULL, NULL);
 }

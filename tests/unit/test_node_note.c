@@ -353,11 +353,56 @@ static void test_note_not_ours_is_not_claimed(void **state)
 	assert_non_null(strstr(err.msg, "not a note this plugin wrote"));
 }
 
+/* A kept end reads back as written; other jobs' and hosts' names are not
+ * listed as this node's (docs/architecture.md, "An end not written"). */
+static void test_kept_end_reads_back_and_is_listed_for_its_node(void **state)
+{
+	fixture *f = *state;
+	rb_note_end end = { 3, 4, 42, 9, 1700000000 }, got;
+	uint32_t jobs[4];
+	rb_err err;
+
+	assert_int_equal(rb_note_end_keep(f->run, HOST, CLUSTER, 4242, &end, &err), 0);
+	assert_int_equal(rb_note_end_keep(f->run, "other", CLUSTER, 7, &end, &err), 0);
+	assert_int_equal(rb_note_end_read(f->run, HOST, CLUSTER, 4242, &got), 0);
+	assert_int_equal(got.attempt, 3);
+	assert_int_equal(got.restart_count, 4);
+	assert_int_equal(got.exit_code, 42);
+	assert_int_equal(got.signal, 9);
+	assert_int_equal(got.now, 1700000000);
+	assert_int_equal(rb_note_end_list(f->run, HOST, CLUSTER, jobs, 4), 1);
+	assert_int_equal(jobs[0], 4242);
+	rb_note_end_drop(f->run, HOST, CLUSTER, 4242);
+	assert_int_equal(rb_note_end_read(f->run, HOST, CLUSTER, 4242, &got), 1);
+	assert_int_equal(rb_note_end_list(f->run, HOST, CLUSTER, jobs, 4), 0);
+}
+
+/* A file under a kept end's name that this plugin did not write is
+ * refused, not read as an end. */
+static void test_kept_end_not_written_by_the_plugin_is_refused(void **state)
+{
+	fixture *f = *state;
+	rb_note_end end = { 0, 0, 0, 0, 1 }, got;
+	char path[256];
+	FILE *fp;
+	rb_err err;
+
+	assert_int_equal(rb_note_end_keep(f->run, HOST, CLUSTER, 5, &end, &err), 0);
+	snprintf(path, sizeof(path), "%s/%s.%s.5.end", f->run, HOST, CLUSTER);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs("end=1\nattempt=0\nrestart_count=0\nexit_code=300\nsignal=0\nnow=1\n", fp);
+	fclose(fp);
+	assert_int_equal(rb_note_end_read(f->run, HOST, CLUSTER, 5, &got), -1);
+}
+
 int main(void)
 {
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, ut_teardown_dir)
 	const struct CMUnitTest tests[] = {
 		T(test_note_claimed_gives_back_what_the_prolog_saw),
+		T(test_kept_end_reads_back_and_is_listed_for_its_node),
+		T(test_kept_end_not_written_by_the_plugin_is_refused),
 		T(test_note_claimed_once_only),
 		T(test_epilog_on_batch_host_sees_claimed_others_noted),
 		T(test_epilog_without_run_dir_is_unknown),

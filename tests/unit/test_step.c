@@ -207,6 +207,34 @@ static void test_catch_up_without_a_record_begins_at_the_controllers_count(void 
 	assert_int_equal(rb_step_catch_up_attempt(3, &r), 3);
 }
 
+/* Rule (issue 21): Slurm relaunching without a prolog after an attempt
+ * whose end was never recorded is a new attempt when the controller's
+ * restart count is past the record, and is caught up, not run untracked. */
+static void test_relaunch_after_a_lost_end_begins_a_new_attempt(void **state)
+{
+	rb_record r = a_record();
+
+	(void)state;
+	r.budget.cur.end = RB_END_NONE;
+	assert_true(rb_step_begins_attempt(&r, r.budget.cur.attempt + 1));
+	assert_int_equal(rb_step_catch_up_attempt(r.budget.cur.attempt + 1, &r),
+			 r.budget.cur.attempt + 1);
+}
+
+/* Without an end and with the controller at the recorded attempt (or not
+ * answering), the recorded attempt is this one: nothing is charged twice. */
+static void test_no_end_and_no_count_past_it_is_the_recorded_attempt(void **state)
+{
+	rb_record r = a_record();
+
+	(void)state;
+	r.budget.cur.end = RB_END_NONE;
+	assert_false(rb_step_begins_attempt(&r, -1));
+	assert_false(rb_step_begins_attempt(&r, r.budget.cur.attempt));
+	r.budget.cur.end = RB_END_FAILED;
+	assert_true(rb_step_begins_attempt(&r, -1));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -221,6 +249,8 @@ int main(void)
 		cmocka_unit_test(test_catch_up_attempt_is_the_controllers_count_when_ahead),
 		cmocka_unit_test(test_catch_up_attempt_follows_the_record_otherwise),
 		cmocka_unit_test(test_catch_up_without_a_record_begins_at_the_controllers_count),
+		cmocka_unit_test(test_relaunch_after_a_lost_end_begins_a_new_attempt),
+		cmocka_unit_test(test_no_end_and_no_count_past_it_is_the_recorded_attempt),
 	};
 	return cmocka_run_group_tests_name("step", tests, NULL, NULL);
 }
