@@ -164,6 +164,12 @@ clean:
 include $(wildcard mk/*.mk)
 
 # deps first: on a fresh machine `make test` alone installs what it needs.
-test: deps check cli-test $(TEST_EXTRA) integration
+# The legs (mk/legs.mk) run alongside the host's suites (tests/lib/
+# alongside.sh); `make test-host` is the host's part alone.
+.PHONY: test test-host
+test: deps
+	@tests/lib/alongside.sh "$(MAKE) --no-print-directory legs" \
+		"$(MAKE) --no-print-directory test-host"
+test-host: check cli-test $(filter-out legs,$(TEST_EXTRA)) integration
 
 -include $(wildcard $(BUILD)/*/*.d $(BUILD)/core/*/*.d $(BUILD)/san/*/*.d)
