@@ -140,7 +140,8 @@ RPMBUILD_FLAGS ?= $(if $(RPM_ON_DEBIAN),--nodeps --load=$(CURDIR)/contrib/packag
 RPM_DEFINES := $(if $(SLURM_SERIES),--define 'slurm_series $(SLURM_SERIES)' \
 		--define 'slurm_next $(SLURM_NEXT)')
 RPM_ARCH = $(shell rpm --eval '%{_arch}')
-RPM_FILE = $(RPM_TOPDIR)/RPMS/$(RPM_ARCH)/restore-budget-$(VERSION)-1.$(RPM_ARCH).rpm
+# Release: 1%{?dist} (.el9 on EL 9, nothing on Debian)
+RPM_FILE = $(RPM_TOPDIR)/RPMS/$(RPM_ARCH)/restore-budget-$(VERSION)-1$(shell rpm --eval '%{?dist}').$(RPM_ARCH).rpm
 
 rpm:
 	@command -v rpmbuild >/dev/null || { echo "rpm: rpmbuild not found (apt-get install rpm, or dnf install rpm-build)" >&2; exit 1; }
