@@ -6,6 +6,11 @@
 #   make packaging-test   tests/packaging/deb.sh: build the .deb, install it
 #                         here (root), run a job on a private cluster with
 #                         the INSTALLED plugin, remove it again
+#   make packaging-lint   tests/packaging/lint.sh: build the .deb and the .rpm
+#                         (in build/packaging-lint/), lintian and rpmlint
+#                         them, check both file lists; host only (the legs'
+#                         chroots, which run packaging-test, have no rpm,
+#                         rpmlint or lintian). docs/packaging.md
 #
 # The .deb is made without debhelper: `make install-files` into a staged
 # tree, man pages gzipped, binaries stripped, DEBIAN/{control,conffiles,
@@ -23,6 +28,9 @@ DEB_REVISION ?= 1
 DEB_MAINTAINER ?= restore_budget maintainers <root@localhost>
 DEB_ARCH ?= $(shell dpkg-architecture -qDEB_HOST_ARCH 2>/dev/null || dpkg --print-architecture)
 DEB_PKG  := restore-budget
+# The changelog's date: SOURCE_DATE_EPOCH, else the last commit's (the same
+# .deb from the same tree), else now (a tree copied without .git).
+DEB_DATE = $(shell date -R -u -d @$${SOURCE_DATE_EPOCH:-$$( (git log -1 --format=%ct) 2>/dev/null || date +%s)})
 DEB_FILE := $(BUILD)/$(DEB_PKG)_$(VERSION)-$(DEB_REVISION)_$(DEB_ARCH).deb
 DEB_DIR  := $(BUILD)/deb
 DEB_ROOT := $(DEB_DIR)/debian/$(DEB_PKG)
@@ -36,7 +44,7 @@ SLURM_NEXT   := $(if $(SLURM_VERSION_HEX),$(shell v=$(SLURM_VERSION_HEX); printf
 comma := ,
 DEB_SLURM_DEPENDS := slurmd (>= $(or $(SLURM_SERIES),22.05))$(if $(SLURM_NEXT),$(comma) slurmd (<< $(SLURM_NEXT)))
 
-.PHONY: deb deb-name rpm packaging-test deb-clean
+.PHONY: deb deb-name rpm rpm-name packaging-test packaging-lint deb-clean
 
 define DEB_DESCRIPTION
  Slurm SPANK plugin giving requeued batch jobs a restore-retry budget
@@ -67,6 +75,11 @@ $(DEB_FILE): all contrib/man/restore_budget.8 contrib/man/restore-budget.1 \
 	gzip -9n $(DEB_ROOT)/usr/share/man/man1/restore-budget.1 \
 		$(DEB_ROOT)/usr/share/man/man8/restore_budget.8
 	install -m 644 contrib/packaging/copyright $(DEB_ROOT)/usr/share/doc/$(DEB_PKG)/copyright
+	printf '%s\n' '$(DEB_PKG) ($(VERSION)-$(DEB_REVISION)) unstable; urgency=medium' '' \
+		'  * Built by make deb from the restore_budget tree (no Debian source' \
+		'    package). Changes: README.md.' '' \
+		' -- $(DEB_MAINTAINER)  $(DEB_DATE)' \
+		| gzip -9n >$(DEB_ROOT)/usr/share/doc/$(DEB_PKG)/changelog.Debian.gz
 	mkdir -p $(DEB_ROOT)/DEBIAN $(DEB_DIR)/debian
 	printf 'Source: %s\n\nPackage: %s\nArchitecture: any\n' $(DEB_PKG) $(DEB_PKG) \
 		>$(DEB_DIR)/debian/control
@@ -115,11 +128,24 @@ deb-clean:
 	rm -rf $(DEB_DIR) $(BUILD)/$(DEB_PKG)_*.deb
 
 # RPM: contrib/packaging/restore-budget.spec, from a tarball of the tree.
+# On a Debian host (CI here) rpmbuild has no RPM database to check the
+# BuildRequires in: --nodeps, and the plugin compiles against the host's
+# /usr/include/slurm, whose release the spec's Requires pin (SLURM_SERIES,
+# as the .deb's Depends). contrib/packaging/rpm-on-debian.macros makes
+# Debian's rpmbuild build as EL's does (debuginfo split, gzipped man pages).
 RPM_TOPDIR := $(CURDIR)/$(BUILD)/rpm
 RPM_TARBALL := $(RPM_TOPDIR)/SOURCES/restore-budget-$(VERSION).tar.gz
+RPM_ON_DEBIAN := $(wildcard /etc/debian_version)
+RPMBUILD_FLAGS ?= $(if $(RPM_ON_DEBIAN),--nodeps --load=$(CURDIR)/contrib/packaging/rpm-on-debian.macros)
+RPM_DEFINES := $(if $(SLURM_SERIES),--define 'slurm_series $(SLURM_SERIES)' \
+		--define 'slurm_next $(SLURM_NEXT)')
+RPM_ARCH = $(shell rpm --eval '%{_arch}')
+# Release: 1%{?dist} (.el9 on EL 9, nothing on Debian)
+RPM_FILE = $(RPM_TOPDIR)/RPMS/$(RPM_ARCH)/restore-budget-$(VERSION)-1$(shell rpm --eval '%{?dist}').$(RPM_ARCH).rpm
 
 rpm:
 	@command -v rpmbuild >/dev/null || { echo "rpm: rpmbuild not found (apt-get install rpm, or dnf install rpm-build)" >&2; exit 1; }
+	@test -n "$(VERSION)" || { echo "rpm: no VERSION (RB_CLI_VERSION in contrib/cli/cli.h)" >&2; exit 1; }
 	rm -rf $(RPM_TOPDIR)
 	mkdir -p $(RPM_TOPDIR)/SOURCES $(RPM_TOPDIR)/SPECS
 	tar --exclude=./build --exclude=./.git --exclude='./*.log' \
@@ -127,10 +153,19 @@ rpm:
 		-czf $(RPM_TARBALL) .
 	sed 's/^Version:.*/Version:        $(VERSION)/' contrib/packaging/restore-budget.spec \
 		>$(RPM_TOPDIR)/SPECS/restore-budget.spec
-	rpmbuild -bb --define '_topdir $(RPM_TOPDIR)' $(RPMBUILD_FLAGS) \
+	rpmbuild -bb --define '_topdir $(RPM_TOPDIR)' $(RPM_DEFINES) $(RPMBUILD_FLAGS) \
 		$(RPM_TOPDIR)/SPECS/restore-budget.spec
+	@echo "rpm: $(RPM_FILE)"
+
+# The .rpm's path, for scripts: make -s rpm-name
+rpm-name:
+	@echo $(RPM_FILE)
 
 packaging-test: all
 	tests/packaging/deb.sh
 
-TEST_EXTRA += packaging-test
+# Its own build dir: never races packaging-test's build/deb or a leg's tree.
+packaging-lint:
+	tests/packaging/lint.sh
+
+TEST_EXTRA += packaging-test packaging-lint
