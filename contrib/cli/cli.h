@@ -251,6 +251,12 @@ void cli_json_add_task(json_object *o, const rb_record *rec);
 /* Ask the controller (squeue, with a deadline) for array_id's tasks. Never
  * fails: p->asked false and p->why say why not. */
 void cli_ask_array(uint32_t array_id, cli_pending *p);
+
+/* Does Slurm still list the record's job (squeue, deadline 5 s)? 1 yes,
+ * 0 no (it has ended), -1 no answer (why: len bytes). A record whose
+ * current attempt has no end, of a job Slurm no longer lists, lost that
+ * end (docs/architecture.md, "An end not written"). */
+int cli_slurm_lists_job(const rb_record *rec, char *why, size_t len);
 /* Text: one line per task squeue knows that has no record (pending ones
  * "123_[5-999%4]  pending, not started"), or the one line saying why the
  * controller was not asked. */

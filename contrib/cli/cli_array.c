@@ -276,54 +276,81 @@ static const char *slurm_bindir(void)
 	return d && d[0] == '/' ? d : "/usr/bin";
 }
 
-/* Run squeue for array_id into out. 0, or -1 with p->why set. */
-static int run_squeue(uint32_t array_id, const char *conf, char *out,
-		      size_t len, cli_pending *p)
+/* slurm.conf for squeue: $SLURM_CONF, else the default; NULL (why set)
+ * if it cannot be read. */
+static const char *slurm_conf(char *why, size_t len)
 {
-	char prog[RB_PATH_MAX + 16], id[16], confenv[RB_PATH_MAX + 16];
-	const char *argv[] = { prog, "--noheader", "--jobs", id,
-			       "--Format=JobID:0|,JobArrayID:0|,ArrayTaskID:0|,State:0|",
+	const char *conf = getenv("SLURM_CONF");
+
+	if (!conf || !conf[0])
+		conf = CLI_SLURM_CONF;
+	if (access(conf, R_OK) == 0)
+		return conf;
+	snprintf(why, len, "no slurm.conf to reach it (%s: %s)", conf,
+		 strerror(errno));
+	return NULL;
+}
+
+/* Run `squeue --noheader --jobs jobs --Format=format` into out. 0, or -1
+ * with why set. */
+static int run_squeue(const char *jobs, const char *format, const char *conf,
+		      char *out, size_t len, char *why, size_t wlen)
+{
+	char prog[RB_PATH_MAX + 16], confenv[RB_PATH_MAX + 16];
+	const char *argv[] = { prog, "--noheader", "--jobs", jobs, format,
 			       NULL };
 	const char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C",
 			       confenv, NULL };
 	rb_err err;
 
 	snprintf(prog, sizeof(prog), "%s/squeue", slurm_bindir());
-	snprintf(id, sizeof(id), "%" PRIu32, array_id);
 	snprintf(confenv, sizeof(confenv), "SLURM_CONF=%s", conf);
 	if (rb_child_run(argv, envp, rb_deadline_in(ASK_DEADLINE_MS), out, len,
 			 &err) == 0)
 		return 0;
-	/* an array the controller has forgotten (every task ended long
-	 * enough ago): nothing is pending, that is an answer */
+	/* a job the controller has forgotten (ended long enough ago): it
+	 * lists nothing, that is an answer */
 	if (strstr(err.msg, "Invalid job id")) {
 		out[0] = '\0';
 		return 0;
 	}
-	snprintf(p->why, sizeof(p->why), "%s", err.msg);
+	snprintf(why, wlen, "%s", err.msg);
 	return -1;
+}
+
+int cli_slurm_lists_job(const rb_record *rec, char *why, size_t len)
+{
+	char addr[RB_JOB_ADDR_MAX], out[4096];
+	const char *conf = slurm_conf(why, len);
+
+	if (!conf)
+		return -1;
+	cli_rec_addr(rec, addr);
+	/* squeue lists a job until it has ended (docs/slurm-facts.md) */
+	if (run_squeue(addr, "--Format=JobID:0", conf, out, sizeof(out), why,
+		       len) < 0)
+		return -1;
+	return out[strspn(out, " \n")] != '\0';
 }
 
 void cli_ask_array(uint32_t array_id, cli_pending *p)
 {
-	const char *conf = getenv("SLURM_CONF");
-	char *out = NULL;
+	const char *conf;
+	char *out = NULL, id[16];
 	size_t n = 0;
 
 	memset(p, 0, sizeof(*p));
-	if (!conf || !conf[0])
-		conf = CLI_SLURM_CONF;
-	if (access(conf, R_OK) < 0) {
-		snprintf(p->why, sizeof(p->why), "no slurm.conf to reach it (%s: %s)",
-			 conf, strerror(errno));
+	conf = slurm_conf(p->why, sizeof(p->why));
+	if (!conf)
 		return;
-	}
 	out = malloc(ASK_OUT_MAX);
 	if (!out) {
 		snprintf(p->why, sizeof(p->why), "out of memory");
 		return;
 	}
-	if (run_squeue(array_id, conf, out, ASK_OUT_MAX, p) == 0) {
+	snprintf(id, sizeof(id), "%" PRIu32, array_id);
+	if (run_squeue(id, "--Format=JobID:0|,JobArrayID:0|,ArrayTaskID:0|,State:0|",
+		       conf, out, ASK_OUT_MAX, p->why, sizeof(p->why)) == 0) {
 		if (rb_squeue_array_parse(out, array_id, NULL, 0, &n) < 0)
 			snprintf(p->why, sizeof(p->why),
 				 "squeue's answer was not understood");

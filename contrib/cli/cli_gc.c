@@ -26,12 +26,23 @@ static bool gc_eligible(gc_state *st, const rb_record *rec)
 	/* A current attempt with no end on record may still be running (a
 	 * long job updates its record only at its start): removing its
 	 * record would give it a fresh budget at its next requeue. */
+	char why[RB_ERR_MAX];
+
+	if (!st->force && a->attempt >= 0 && a->end == RB_END_NONE &&
+	    !a->refused && cli_slurm_lists_job(rec, why, sizeof(why)) == 0) {
+		/* Slurm no longer lists it: it ended, its end was lost
+		 * (docs/architecture.md, "An end not written") */
+		printf("job %" PRIu32 ": attempt %" PRId64 " has no end on "
+		       "record, and Slurm no longer lists the job: it ended\n",
+		       rec->job_id, a->attempt);
+		return true;
+	}
 	if (!st->force && a->attempt >= 0 && a->end == RB_END_NONE &&
 	    !a->refused) {
 		st->kept_running++;
 		printf("kept job %" PRIu32 ": attempt %" PRId64 " has no end "
-		       "on record (running, or its node died; --force removes "
-		       "it)\n", rec->job_id, a->attempt);
+		       "on record (running, or Slurm did not answer; --force "
+		       "removes it)\n", rec->job_id, a->attempt);
 		return false;
 	}
 	return true;

@@ -142,8 +142,22 @@ static void print_identity(const rb_record *rec)
 	kv("partition/acct", buf);
 }
 
+/* Is the record's current attempt without an end, of a job Slurm no longer
+ * lists? Then its end was lost (docs/architecture.md, "An end not
+ * written"): the job is not running, whatever the record says. Asked only
+ * of such a record; no answer counts as no. */
+static bool end_lost(const rb_record *rec)
+{
+	const rb_attempt *a = &rec->budget.cur;
+	char why[RB_ERR_MAX];
+
+	if (a->attempt < 0 || a->end != RB_END_NONE || a->refused)
+		return false;
+	return cli_slurm_lists_job(rec, why, sizeof(why)) == 0;
+}
+
 /* The current attempt: its number and start, phase, and how it ended. */
-static void print_attempt(const rb_attempt *a)
+static void print_attempt(const rb_attempt *a, bool lost)
 {
 	char buf[512], t1[32], t2[32], d[32], end[96];
 
@@ -162,7 +176,8 @@ static void print_attempt(const rb_attempt *a)
 	kv("phase", buf);
 	if (a->end == RB_END_NONE) {
 		kv("ended", a->refused ? "no end recorded (refused)" :
-			    "no end recorded (running, or its node died)");
+			    lost ? "its end was lost: no end recorded, and Slurm no longer lists the job" :
+				   "no end recorded (running, or its node died)");
 		return;
 	}
 	rb_end_format(a->end, a->end_code, end, sizeof(end));
@@ -210,20 +225,25 @@ static void print_budget(const rb_record *rec)
 static int show_one(cli_ctx *ctx, uint32_t job_id)
 {
 	rb_record *rec;
+	bool lost;
 	int rc = cli_read_job(ctx, job_id, &rec);
 
 	if (rc != CLI_OK)
 		return rc;
+	lost = end_lost(rec);
 	if (ctx->json) {
 		json_object *o = cli_json_record(rec);
 		char end[48];
 
 		last_end(rec, end, sizeof(end));
 		json_object_object_add(o, "last_end", cli_json_string(end));
+		json_object_object_add(o, "end_lost", json_object_new_boolean(lost));
+		if (lost)
+			json_object_object_add(o, "state", cli_json_string("ended"));
 		rc = cli_json_print(o) < 0 ? CLI_EDATA : CLI_OK;
 	} else {
 		print_identity(rec);
-		print_attempt(&rec->budget.cur);
+		print_attempt(&rec->budget.cur, lost);
 		print_budget(rec);
 		rc = fflush(stdout) == 0 ? CLI_OK : CLI_EDATA;
 	}

@@ -425,6 +425,28 @@ run "$CLI" show 105
 expect "gc'd job is gone: exit 3" 3 '2>job 105: no record'
 expect_true "gc removed the record and the log" \
 	test ! -e "$S/105/105.rec" -a ! -e "$S/105/105.log"
+# Job 106's attempt has no end. A squeue that lists it: running; one that
+# lists nothing: Slurm no longer knows the job, its end was lost
+# (docs/architecture.md, "An end not written"); show says so, gc removes it.
+mkdir -m 755 "$T/slurmbin"
+echo "ClusterName=cluster" >"$T/slurm.conf"
+printf '#!/bin/sh\necho 106\n' >"$T/slurmbin/squeue"
+chmod 755 "$T/slurmbin/squeue"
+SQ=(env SLURM_CONF="$T/slurm.conf" RESTORE_BUDGET_SLURM_BINDIR="$T/slurmbin")
+run "${SQ[@]}" "$CLI" show 106
+expect "show: Slurm lists the job: no end recorded, running" 0 \
+	'^ *ended: +no end recorded \(running, or its node died\)$'
+printf '#!/bin/sh\nexit 0\n' >"$T/slurmbin/squeue"
+run "${SQ[@]}" "$CLI" show 106
+expect "show: Slurm no longer lists the job: its end was lost" 0 \
+	'^ *ended: +its end was lost: no end recorded, and Slurm no longer lists the job$'
+run "${SQ[@]}" "$CLI" show 106 --json
+expect_json "show --json: end_lost, state ended" 0 \
+	'd["end_lost"] is True and d["state"] == "ended"'
+run "${SQ[@]}" "$CLI" gc --older-than 30 --dry-run
+expect "gc: a job Slurm no longer lists ended: removable" 0 \
+	'^job 106: attempt 0 has no end on record, and Slurm no longer lists the job: it ended$' \
+	'^would remove job 106 '
 run "$CLI" gc --older-than 30 --force
 expect "gc --force removes an old record with no end" 0 '^removed job 106 ' \
 	'^gc: removed 1 of 5 records'

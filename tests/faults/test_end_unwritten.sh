@@ -10,7 +10,9 @@
 #      interruption, attempt 2 ran and the job COMPLETED);
 #   2. a lost final end does not leave the record running: a job's last
 #      attempt exits 0 while state_dir is read-only; the next tracked job's
-#      epilog on the node records it (before: `state: running` forever).
+#      epilog on the node records it (before: `state: running` forever);
+#      until then `restore-budget show` says its end was lost, since Slurm
+#      no longer lists the job.
 . "$(dirname "$0")/lib.sh"
 T0=$SECONDS
 BASE='max_failures = 0;
@@ -74,7 +76,9 @@ touch "$finish"
 check "the epilog keeps job $j's final end" wait_end_kept "$j" "$n0"
 check "state_dir writable again" mount -o remount,rw "$SD"
 checkq "job $j COMPLETED" wait_state "$j" COMPLETED 60
-expect "its record still running" "$(rec_get "$j" cur.end)" none
+expect "its record has no end yet" "$(rec_get "$j" cur.end)" none
+check "restore-budget show $j: its end was lost (Slurm no longer lists it)" \
+    bash -c "'$RB_CLI' --config '$RB_CONF' --cluster '$RB_CLUSTER_NAME_USED' show '$j' | grep -q 'its end was lost'"
 rb_workdir next >/dev/null
 k=$(TRIAL_STEPS=1 ft_submit) || fail "sbatch"
 checkq "another job $k completes" wait_state "$k" COMPLETED 60
