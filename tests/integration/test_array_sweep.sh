@@ -76,7 +76,9 @@ check "rbuser requeues ${A}_1" as_user scontrol requeue "${A}_1"
 # seen for this task on 22.05). Start it a little later, so that it takes
 # the ordinary path (the prolog's note, then the hold from the batch step).
 check "task 7's attempt 1 ends" wait_grep "$(out_of 7)" "^trial\[$A\.1\]: exiting 42" 60
-check "task 7 requeued" until_ok 10 test "$(job_field "${A}_7" JobState)" = PENDING
+# (asked again at each try: a $(...) in the arguments would be asked once)
+task_pending() { [[ $(job_field "${A}_$1" JobState) == PENDING ]]; }
+check "task 7 requeued" until_ok 30 task_pending 7
 check "task 7's attempt 2 starts in 10 s (admin)" \
     timeout 10 scontrol update JobId="${A}_7" StartTime=now+10
 
