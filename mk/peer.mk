@@ -15,7 +15,8 @@
 # Knobs (environment): PEER_ATF, PEER_EXPECT, PEER_LANES, PEER_CACHE,
 # PEER_KEEP=1 (tests/peer/peer.py's header).  Host: ~N min; a leg: ~N min.
 
-PEER_PKGS := python3-pytest python3-pexpect python3-pytest-timeout expect dpkg-dev
+PEER_PKGS := python3-pytest python3-pexpect python3-pytest-timeout python3-requests \
+             expect dpkg-dev
 PEER_SELECTION ?=
 
 .PHONY: peer-test peer-deps
