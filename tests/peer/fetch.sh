@@ -4,6 +4,10 @@
 #
 #   tests/peer/fetch.sh CACHE     prints the source tree's path (CACHE/src/slurm-wlm-*)
 #
+# Exit 0: fetched (or cached); 3: the mirror has no source for this version
+# at all (seen for sid's 26.05.5-1: .dsc, tarball and diff all 404); 1: any
+# other failure.
+#
 # The version is the installed slurmd's source version (dpkg), so the tests
 # are the ones of the daemons that run.  apt runs with a private state under
 # CACHE/apt: its deb-src list is the machine's own apt sources with every
@@ -51,6 +55,10 @@ orig_tarball() {
     read -r uri name size sum < <(cd / && "${APT[@]}" source --print-uris "slurm-wlm=$VER" 2>/dev/null |
         awk '$2 ~ /\.orig\.tar\./')
     f=$dir/$name
+    if [[ -n ${name:-} && ! -f $f ]] && grep -qF "${name//+/%2b}  404" "$CACHE/apt-source.log"; then
+        say "the mirror has no source of slurm-wlm $VER (404 for $name too)"
+        return 3
+    fi
     [[ -n ${name:-} && -f $f && $sum == SHA256:* ]] || { say "no upstream tarball either"; return 1; }
     [[ $(sha256sum <"$f" | cut -d' ' -f1) == "${sum#SHA256:}" ]] ||
         { say "$name: SHA256 differs from the Sources index"; return 1; }
@@ -76,7 +84,7 @@ if ! (cd "$DEST.tmp" && "${APT[@]}" source "slurm-wlm=$VER") >"$CACHE/apt-source
     # diff (seen for trixie's 24.11.5-4+deb13u1): the testsuite is upstream's,
     # so the tarball alone will do, once its SHA256 matches the one in the
     # signed Sources index.
-    orig_tarball "$DEST.tmp" || exit 1
+    orig_tarball "$DEST.tmp" || exit
 fi
 tree=$(find "$DEST.tmp" -mindepth 1 -maxdepth 1 -type d -name "slurm-*" | head -n 1)
 [[ -n $tree && -d $tree/testsuite/python && -d $tree/testsuite/expect ]] || { say "no testsuite/ in the source of $VER"; exit 1; }
