@@ -23,11 +23,13 @@ twice, plus any lane whose cluster did not start or whose node ended
 drained or down in one mode only).
 
 Knobs (environment): PEER_CACHE, PEER_ATF (pytest paths/ids, space
-separated, relative to testsuite/python), PEER_EXPECT (expect test names),
+separated, relative to testsuite/python; "@REGEX": the files whose text
+matches; "none"), PEER_EXPECT (expect test names; "none"),
 PEER_LANES (expect lanes per mode), PEER_SELECTION (host, or leg: the
 default inside a leg's chroot), PEER_REQUIRE_SOURCE=1 (a release whose
 source the mirror lacks fails instead of being skipped), PEER_TEST_TIMEOUT (s per expect test,
-default 240), PEER_ATF_TIMEOUT (s per ATF case, default 120), PEER_KEEP=1
+default 240), PEER_ATF_TIMEOUT (s per ATF case, default 120), PEER_STRICT=1
+(count the known differences, KNOWN below), PEER_KEEP=1
 (keep the run dir).  --fail-on-purpose TEST makes TEST fail in mode "with"
 only (the suite's own check that it can fail: docs/peer-test.md).
 """
@@ -83,6 +85,20 @@ SELECTIONS = {
                    "test17.11", "test28.5", "test28.13", "test31.2", "test34.1"],
         "lanes": 2,
     },
+}
+
+# Differences the plugin is known to cause, each explained in
+# docs/peer-test.md ("Findings"): listed as "known", not counted as failed
+# (PEER_STRICT=1 counts them).  A known test whose outcomes agree again is
+# said too.
+KNOWN = {
+    # slurmd runs `slurmstepd spank epilog` for every job once a plugin has
+    # job_epilog (~15 ms here; without a plugin no epilog runs at all): an
+    # srun started right after another job ends waits for the completing
+    # node and prints "queued and waiting for resources" on stderr, which
+    # this test asserts is empty.  Deterministic on 22.05.8 alone.
+    "tests.commands.srun.test_--input--output--error::test_input_ouput_error":
+        "srun: queued while the previous job's spank epilog runs",
 }
 
 LOCK = threading.Lock()
@@ -427,6 +443,8 @@ def main():
     sel = SELECTIONS[args.selection]
     atf = os.environ.get("PEER_ATF", "").split() or sel["atf"]
     expect = os.environ.get("PEER_EXPECT", "").split() or sel["expect"]
+    atf = [] if atf == ["none"] else atf
+    expect = [] if expect == ["none"] else expect
     nlanes = int(os.environ.get("PEER_LANES", sel["lanes"]))
     t_all = time.time()
     ctx = prepare(args)
@@ -475,6 +493,14 @@ def main():
             if a != b:
                 final[k] = (a, b)
     table(first, first)
+    skips = {}
+    for (suite, _), r in first["without"].items():
+        if r[0] == "skip":
+            why = re.sub(r"^Skipped: ", "", r[2]) or "(no reason given)"
+            skips[(suite, why[:110])] = skips.get((suite, why[:110]), 0) + 1
+    print("\npeer: why tests skip (mode without; the most frequent reasons):")
+    for (suite, why), n in sorted(skips.items(), key=lambda x: -x[1])[:12]:
+        print("peer: %5d %-6s %s" % (n, suite, why))
     print("\npeer: outcome per test (round 1; without -> with):")
     for k in ids:
         a = first["without"].get(k, ("missing", 0, ""))
@@ -482,17 +508,29 @@ def main():
         if k[0] == "expect" or a[0] != b[0] or a[0] == "fail":
             print("peer:   %-6s %-70s %-5s %-5s %5.0fs %s" % (k[0], k[1][:70], a[0], b[0], max(a[1], b[1]),
                                                           (b[2] or a[2])[:90]))
+    strict = os.environ.get("PEER_STRICT") == "1"
+    known = 0
     for k in differ:
         a, b = first["without"].get(k, ("missing", 0, "")), first["with"].get(k, ("missing", 0, ""))
-        if k in final:
+        if k in final and k[1] in KNOWN and not strict:
+            notes.append("known difference (docs/peer-test.md, not counted): %s %s: without %s, with %s: %s"
+                         % (k[0], k[1], final[k][0], final[k][1], KNOWN[k[1]]))
+            del final[k]
+            known += 1
+        elif k in final:
             notes.append("DIFFERS twice: %s %s: without %s, with %s (%s)" % (k[0], k[1], final[k][0],
                                                                            final[k][1], b[2] or a[2]))
         else:
             notes.append("differed once, same on the rerun: %s %s (%s -> %s)" % (k[0], k[1], a[0], b[0]))
+    for k in ids:
+        if k[1] in KNOWN and k not in differ and k in first["with"]:
+            notes.append("known difference absent this run: %s %s (%s in both modes)"
+                         % (k[0], k[1], first["with"][k][0]))
     for n in notes:
         say(n)
     failed += len(final)
-    passed = len(ids) - len(final)
+    # passed: the same outcome in both modes (a known difference is neither)
+    passed = len(ids) - len(final) - known
     if not ids:
         failed += 1
         say("no test ran")
