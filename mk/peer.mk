@@ -13,7 +13,9 @@
 #   make peer-deps     the Debian packages it needs (make deps runs it)
 #
 # Knobs (environment): PEER_ATF, PEER_EXPECT, PEER_LANES, PEER_CACHE,
-# PEER_KEEP=1 (tests/peer/peer.py's header).  Host: ~N min; a leg: ~N min.
+# PEER_KEEP=1, PEER_STRICT=1 (tests/peer/peer.py's header).  Measured here:
+# host 3.2 min (22.05, full ATF + 13 expect tests), trixie leg 3.5 min
+# (24.11), sid leg skipped (the mirror has no 26.05.5 source).
 
 PEER_PKGS := python3-pytest python3-pexpect python3-pytest-timeout python3-requests \
              expect dpkg-dev
