@@ -50,7 +50,7 @@ deb_src_lists() {
 # orig_tarball DIR - the upstream tarball apt-get source left in DIR,
 # checked against the Sources index and unpacked there.
 orig_tarball() {
-    local dir=$1 uri name size sum f
+    local dir=$1 uri="" name="" size="" sum="" f
     # shellcheck disable=SC2034
     read -r uri name size sum < <(cd / && "${APT[@]}" source --print-uris "slurm-wlm=$VER" 2>/dev/null |
         awk '$2 ~ /\.orig\.tar\./')

@@ -423,7 +423,7 @@ def plugin_checks(ctx, lanes, notes):
     return 0
 
 
-def table(res, first):
+def table(first):
     """pass/fail/skip counts per suite and mode (the first round's)."""
     print("\npeer: %-8s %-8s %6s %6s %6s %6s" % ("suite", "mode", "cases", "pass", "fail", "skip"))
     for suite in ("atf", "expect"):
@@ -492,7 +492,7 @@ def main():
             b = second["with"].get(k, ("missing",))[0]
             if a != b:
                 final[k] = (a, b)
-    table(first, first)
+    table(first)
     skips = {}
     for (suite, _), r in first["without"].items():
         if r[0] == "skip":
