@@ -50,11 +50,16 @@ LEG_MIRROR=${LEG_MIRROR:-$(ch_host_mirror)}
 
 # What the real-Slurm suites need inside (the Makefile's PKGS_BUILD, Slurm and
 # munge, a compiler; dpkg-dev for make deb, man-db for deb.sh's man checks,
-# python3 for the JSON checks of test_hold_grant_cli).
+# python3 for the JSON checks of test_hold_grant_cli; for make peer-test:
+# pytest, pexpect, pytest-timeout, requests (24.11+) and expect to run Slurm's own tests, bzip2
+# and xz-utils for apt-get source, which reads the chroot's own apt sources).
 # Sanitizers, fuzzing, valgrind and lint stay on the host.
 CH_PKGS="libslurm-dev slurmd slurmctld slurm-client munge gcc make libc6-dev
 libconfig-dev libcmocka-dev libjson-c-dev pkg-config iproute2 procps
-dpkg-dev man-db python3 strace ${LEG_EXTRA_PKGS:-}"
+dpkg-dev man-db python3 strace
+python3-pytest python3-pexpect python3-pytest-timeout python3-requests expect bzip2
+xz-utils
+${LEG_EXTRA_PKGS:-}"
 
 ch_log() { printf 'chroot.sh: %s\n' "$*" >&2; }
 ch_die() { ch_log "error: $*"; exit 1; }
