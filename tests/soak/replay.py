@@ -1,0 +1,235 @@
+#!/usr/bin/python3
+"""tests/soak/replay.py - one soak job's invariants (docs/soak.md).
+
+Reads the trial's own log (tests/soak/trial.sh: a `told` and a `did` line per
+attempt) and the ledger's view (`restore-budget show --json JOB`), replays the
+trial log through the rule of docs/rule.md ("grouped" accounting) and prints
+one `ok - ...`, `FAIL - ...` or `skip - ...` line per invariant.
+
+What the trial log cannot know, and how the replay treats it:
+  - an attempt with no `told` line (killed before its script ran, or the
+    refused last attempt): the ledger may have seen its start or not, and its
+    phase is unknown; it never ran, so its end is "interrupted" (no end);
+  - an attempt with no `did` line (SIGKILL): no end, "interrupted";
+  - an untracked attempt (a `told` line without RESTORE_BUDGET_*, on_error =
+    "open"): the ledger may have recorded its start (only the batch step
+    failed) or not (the prolog failed too).
+Each such attempt has several readings; the replay tries every combination
+(at most 4096) and passes if one of them explains every `told` line and the
+ledger; otherwise it reports the reading with the fewest mismatches.
+Standard library only.
+"""
+import argparse
+import itertools
+import json
+import os
+import sys
+
+SKIP, RESTORING, PLAIN = "skip", "RESTORING", "RUNNING"
+
+
+def parse_log(path):
+    att = {}
+    try:
+        lines = open(path, encoding="utf-8", errors="replace").read().splitlines()
+    except OSError:
+        lines = []
+    for ln in lines:
+        parts = ln.split(" ")
+        if not parts or parts[0] not in ("told", "did"):
+            continue
+        kv = dict(p.split("=", 1) for p in parts[1:] if "=" in p)
+        try:
+            a = int(kv.get("a", ""))
+        except ValueError:
+            continue
+        att.setdefault(a, {})[parts[0]] = kv
+    return att
+
+
+def ival(s, default=None):
+    try:
+        return int(s)
+    except (TypeError, ValueError):
+        if s == "unlimited":
+            return -1
+        return default
+
+
+class Attempt:
+    """One attempt as the trial saw it."""
+
+    def __init__(self, n, rec):
+        self.n = n
+        self.told = rec.get("told")
+        self.did = rec.get("did")
+        self.tracked = bool(self.told and self.told.get("attempt"))
+        d = self.did or {}
+        ex = d.get("exit")
+        self.failed_code = ival(ex) if ex not in (None, "0") and not str(ex).startswith("sig") else None
+        self.completed = ex == "0"
+        self.confirmed = d.get("ack") == "yes" or ex == "0"
+        self.phase = self.told.get("phase") if self.tracked else None
+
+    def readings(self, last):
+        """(seen_by_ledger, phase) pairs this attempt may have had."""
+        if self.tracked:
+            return [(True, self.phase)]
+        rs = [(False, SKIP), (True, RESTORING), (True, PLAIN)]
+        return rs
+
+
+def simulate(atts, last, choice, lim, state):
+    """Replay one reading; return (mismatches, final counters)."""
+    M, R, MI, cp = lim["M"], lim["R"], lim["MI"], lim["cp"]
+    F = r = I = 0
+    prev = None
+    bad = []
+    refused_at = None
+    for n in range(last + 1):
+        a = atts.get(n)
+        seen, phase = choice[n]
+        if not seen:
+            continue
+        if prev is not None:
+            pa, pphase = prev
+            end_failed = pa is not None and pa.failed_code is not None
+            confirmed = pa is not None and pa.confirmed
+            at_end = PLAIN if (pphase == RESTORING and confirmed) else pphase
+            if not end_failed:
+                I += 1
+            if at_end == RESTORING:
+                r += 1
+                if r >= R:
+                    F, r = F + 1, 0
+            elif end_failed:
+                F += 1
+            elif cp:
+                F += 1
+        refused = (MI >= 0 and I > MI) or (M >= 0 and F > M)
+        ran = a is not None and a.told is not None
+        if refused:
+            refused_at = n
+            if ran:
+                bad.append(f"attempt {n}: the rule refuses it (F={F} M={M} I={I} MI={MI}) but it ran")
+            if n != last:
+                bad.append(f"attempt {n}: refused by the rule, yet the job went on to attempt {last}")
+            break
+        if a is not None and a.tracked:
+            got = (ival(a.told.get("F")), ival(a.told.get("r")), ival(a.told.get("intr")))
+            if got != (F, r, I):
+                bad.append(f"attempt {n} told F,r,I={got[0]},{got[1]},{got[2]}, replay {F},{r},{I}")
+        if phase == RESTORING and a is not None and a.confirmed:
+            r = 0
+        prev = (a, phase)
+    if state == "FAILED" and refused_at is None and (last not in atts or atts[last].told is None):
+        bad.append(f"the job FAILED at attempt {last} which never ran, but the rule refuses nothing")
+    return bad, {"F": F, "r": r, "I": I, "refused": refused_at is not None}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tag", required=True)
+    ap.add_argument("--kind", required=True)
+    ap.add_argument("--restarts", type=int, required=True)
+    ap.add_argument("--state", required=True)
+    ap.add_argument("--json", required=True)
+    ap.add_argument("--out")
+    ap.add_argument("log")
+    o = ap.parse_args()
+    tag = o.tag
+    res = []
+
+    def ok(cond, what):
+        res.append(("ok  " if cond else "FAIL") + f" - {tag}: {what}")
+
+    try:
+        led = json.load(open(o.json))
+    except (OSError, ValueError) as e:
+        print(f"FAIL - {tag}: the ledger's show --json does not parse: {e}")
+        return 1
+    limits = led.get("limits", {})
+    lim = {"M": ival(limits.get("max_failures"), -1), "R": ival(limits.get("restore_retry_num"), 1),
+           "MI": ival(limits.get("max_interruptions", -1), -1),
+           "cp": bool(limits.get("count_preemptions", False))}
+    atts_raw = parse_log(o.log)
+    atts = {n: Attempt(n, rec) for n, rec in atts_raw.items()}
+    last = max([o.restarts] + list(atts))
+
+    # 1. a corrupt trial makes at most R x (M+1) restore attempts
+    restores = sum(1 for a in atts.values() if a.n >= 1 and a.told is not None and
+                   (a.told.get("ckpt") or (not a.tracked and a.told.get("seen"))))
+    if o.kind == "corrupt":
+        bound = lim["R"] * (lim["M"] + 1) if lim["M"] >= 0 else None
+        if bound is None:
+            res.append(f"skip - {tag}: corrupt with M unlimited: no bound")
+        else:
+            ok(restores <= bound, f"corrupt: {restores} restore attempts <= R x (M+1) = {bound}")
+
+    # 2. an interruption costs nothing (count_preemptions off): F and r do not
+    #    move across an interrupted RUNNING/FRESH attempt; with max
+    #    interruptions only the interruption count does
+    n_int = 0
+    for n, a in sorted(atts.items()):
+        b = atts.get(n + 1)
+        if not (a.tracked and b is not None and b.tracked and a.did is not None):
+            continue
+        interrupted = a.did.get("exit", "").startswith("sig")
+        running = a.phase != RESTORING or a.confirmed
+        if interrupted and running and not lim["cp"]:
+            n_int += 1
+            same = (a.told.get("F"), ) == (b.told.get("F"), )
+            ok(same, f"attempt {n} interrupted while {'RUNNING' if a.phase == RESTORING else a.phase}: "
+                     f"F {a.told.get('F')} -> {b.told.get('F')} (costs nothing)")
+    if n_int == 0:
+        res.append(f"skip - {tag}: no interrupted RUNNING/FRESH attempt followed by a tracked one")
+
+    # 3. every rerun is handed the newest checkpoint it could see
+    n_ck = 0
+    for n, a in sorted(atts.items()):
+        if n < 1 or not a.tracked:
+            continue
+        ck, seen = a.told.get("ckpt", ""), a.told.get("seen", "")
+        if not seen and not ck:
+            continue
+        n_ck += 1
+        same = bool(ck) and os.path.realpath(ck) == os.path.realpath(seen) if seen else True
+        if not same:
+            ok(False, f"attempt {n} handed '{ck}', newest it could see '{seen}'")
+    if n_ck:
+        if not any(x.startswith("FAIL") and "handed" in x for x in res):
+            ok(True, f"{n_ck} reruns handed the newest checkpoint they could see")
+
+    # 4. the ledger equals the trial log replayed through the rule
+    amb = [n for n in range(last + 1) if n not in atts or not atts[n].tracked]
+    opts = [atts[n].readings(last) if n in atts else Attempt(n, {}).readings(last) for n in range(last + 1)]
+    best = None
+    combos = 1
+    for n in amb:
+        combos *= len(opts[n])
+    if combos > 4096:
+        res.append(f"skip - {tag}: {len(amb)} attempts without a tracked told line: too many readings")
+    else:
+        want = {"F": led.get("failures"), "r": led.get("restore_failures"),
+                "I": led.get("totals", {}).get("interruptions"),
+                "refused": bool(led.get("current_attempt", {}).get("refused"))}
+        for choice in itertools.product(*opts):
+            bad, fin = simulate(atts, last, list(choice), lim, o.state)
+            for k in ("F", "r", "I", "refused"):
+                if fin[k] != want[k]:
+                    bad.append(f"ledger {k}={want[k]}, replay {fin[k]}")
+            if best is None or len(bad) < len(best[0]):
+                best = (bad, fin, choice)
+            if not bad:
+                break
+        bad, fin, choice = best
+        unk = ",".join(f"{n}:{choice[n][1]}" for n in amb) or "none"
+        ok(not bad, f"ledger F={want['F']} r={want['r']} I={want['I']} refused={want['refused']} "
+                    f"equals the trial log replayed (attempts 0..{last}, unknown readings {unk})"
+                    + ("" if not bad else ": " + "; ".join(bad[:4])))
+    print("\n".join(res))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
