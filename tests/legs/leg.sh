@@ -112,6 +112,7 @@ for s in $SUITES; do
         faults)      target=faults       line=faults ;;
         multinode)   target=multinode    line=multinode ;;
         packaging)   target=packaging-test line=packaging ;;
+        soak)        target=soak-ci      line=soak ;;
         *) say "unknown suite $s"; FAILED=$((FAILED + 1)); row "$s" FAIL 0 1 0 "unknown suite"; continue ;;
     esac
     log=$LOGS/$s.log

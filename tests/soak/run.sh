@@ -21,6 +21,7 @@ echo "soak: seeds $seeds (reproduce one: make soak SEED=S SECONDS=${SOAK_SECONDS
 TD=$(mktemp -d /tmp/rbsoakseeds.XXXXXX) || exit 1
 trap 'rm -rf "$TD"' EXIT
 for s in $seeds; do
+    # shellcheck disable=SC2016 # RB_ROOT is the runner's, expanded in the test
     printf '#!/bin/bash\nSOAK_SEED=%s exec bash "$RB_ROOT/tests/soak/soak.sh"\n' "$s" >"$TD/test_seed_$s.sh"
 done
 chmod 755 "$TD"

@@ -175,6 +175,7 @@ fault() {
 rbc_descendants_of() { bash -c '. "$1"; rbc_descendants "$2"' _ "$RB_CLUSTER_SH" "$1" 2>/dev/null; }
 
 ALLK=("${KINDS[@]}" "${HOOKS[@]}")
+gap=0
 rnd gap "$GAP_MIN" "$GAP_MAX"
 next=$(($(el) + gap))
 while ((SECONDS - T_START < DEADLINE)); do
@@ -234,7 +235,7 @@ fi
 errs=$(grep -E 'error: .*restore_budget: ' "$RB_CLUSTER_DIR"/log/slurmd.log | grep -vc 'Read-only file system')
 echo "soak: slurmd.log: $errs restore_budget errors other than EROFS"
 measure "seed=$SEED jobs=$NJOBS faults=$NFAULTS attempts=$NATT violations=$NVIOL duration=$(el)s"
-[[ $RB_FAILED -gt 0 ]] && RB_KEEP=1
+[[ $RB_FAILED -gt 0 || ${SOAK_KEEP:-0} == 1 ]] && RB_KEEP=1
 echo "soak: faults: $(awk '{print $3}' "$FLOG" | sed 's/:$//' | sort | uniq -c | tr -s ' ' | tr '\n' ',')"
 echo "soak: seed $SEED, $NJOBS jobs, $NFAULTS faults, $NATT attempts, $NVIOL violations"
 [[ $RB_FAILED -gt 0 ]] && echo "soak: reproduce: make soak SEED=$SEED SECONDS=$DEADLINE (cluster logs kept in $RB_CLUSTER_DIR)"

@@ -88,10 +88,10 @@ n=0
 while ((step < STEPS)); do
     sleep 1 & wait $!
     step=$((step + 1)) n=$((n + 1))
-    tmp=$(mktemp "$DIR/.checkpoint-$step.XXXXXXXX.tmp") && printf '%s\n' "$step" >"$tmp" &&
-        mv -f "$tmp" "$DIR/checkpoint-$step" || did 1
-    tmp=$(mktemp -u "$DIR/.latest.XXXXXXXX.tmp") && ln -sn "checkpoint-$step" "$tmp" &&
-        mv -T "$tmp" "$DIR/latest" || did 1
+    { tmp=$(mktemp "$DIR/.checkpoint-$step.XXXXXXXX.tmp") && printf '%s\n' "$step" >"$tmp" &&
+        mv -f "$tmp" "$DIR/checkpoint-$step"; } || did 1
+    { tmp=$(mktemp -u "$DIR/.latest.XXXXXXXX.tmp") && ln -sn "checkpoint-$step" "$tmp" &&
+        mv -T "$tmp" "$DIR/latest"; } || did 1
     [[ $KIND == buggy && $restored == ok && $n -ge 1 ]] && did 42
 done
 did 0
