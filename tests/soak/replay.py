@@ -36,7 +36,7 @@ def parse_log(path):
         lines = []
     for ln in lines:
         parts = ln.split(" ")
-        if not parts or parts[0] not in ("told", "did"):
+        if not parts or parts[0] not in ("told", "ack", "did"):
             continue
         kv = dict(p.split("=", 1) for p in parts[1:] if "=" in p)
         try:
@@ -68,7 +68,7 @@ class Attempt:
         ex = d.get("exit")
         self.failed_code = ival(ex) if ex not in (None, "0") and not str(ex).startswith("sig") else None
         self.completed = ex == "0"
-        self.confirmed = d.get("ack") == "yes" or ex == "0"
+        self.confirmed = "ack" in rec or d.get("ack") == "yes" or ex == "0"
         self.phase = self.told.get("phase") if self.tracked else None
 
     def readings(self, last):

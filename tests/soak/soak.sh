@@ -8,7 +8,7 @@
 # necessarily the same interleaving.
 #
 # Knobs: SOAK_SEED (required), SOAK_JOBS=12, SOAK_SECONDS=600 (deadline),
-#   SOAK_FAULT_GAP="3 10" (seconds between faults, min max),
+#   SOAK_FAULT_GAP="2 8" (seconds between faults, min max),
 #   SOAK_FAULT_STOP (stop injecting after this many seconds; default 2/3 of
 #   the deadline), SOAK_STEPS="10 30" (trial length, min max),
 #   SOAK_MAX_M=2 SOAK_MAX_R=3, SOAK_FAULTS (kinds to draw from, default all:
@@ -21,7 +21,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 SEED=${SOAK_SEED:?SOAK_SEED}
 NJOBS=${SOAK_JOBS:-12}
 DEADLINE=${SOAK_SECONDS:-600}
-read -r GAP_MIN GAP_MAX <<<"${SOAK_FAULT_GAP:-3 10}"
+read -r GAP_MIN GAP_MAX <<<"${SOAK_FAULT_GAP:-2 8}"
 FAULT_STOP=${SOAK_FAULT_STOP:-$((DEADLINE * 2 / 3))}
 read -r STEPS_MIN STEPS_MAX <<<"${SOAK_STEPS:-10 30}"
 MAXM=${SOAK_MAX_M:-2} MAXR=${SOAK_MAX_R:-3}
@@ -182,9 +182,12 @@ while ((SECONDS - T_START < DEADLINE)); do
     all_terminal && break
     if (($(el) >= next && $(el) < FAULT_STOP)); then
         k=${ALLK[RANDOM % ${#ALLK[@]}]}
-        fault "$k" || echo "+$(el)s no fault $k (no running job)"
-        rnd gap "$GAP_MIN" "$GAP_MAX"
-next=$(($(el) + gap))
+        if fault "$k"; then
+            rnd gap "$GAP_MIN" "$GAP_MAX"
+            next=$(($(el) + gap))
+        else
+            next=$(($(el) + 1))      # no running job to hit: draw again soon
+        fi
     fi
     sleep 0.5
 done

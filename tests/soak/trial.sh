@@ -2,12 +2,13 @@
 # tests/soak/trial.sh - the soak's trial (tests/soak/soak.sh submits it).
 # A requeueable job that checkpoints once a second like contrib/jobs/trial.sh
 # and writes its own log, soak-trial.log in its work dir, two lines per
-# attempt:
+# attempt (and an ack line when it acknowledged):
 #   told a=N t=EPOCH phase=P ckpt=PATH F=.. M=.. r=.. R=.. left=.. last_end=..
 #        intr=.. mi=.. seen=PATH    what restore_budget told it (RESTORE_BUDGET_*;
 #                                   empty = not set: the attempt is untracked)
 #                                   and seen, the newest checkpoint in its
 #                                   directory when it started (the latest target)
+#   ack  a=N t=EPOCH                 it touched RESTORE_BUDGET_ACK_FILE
 #   did  a=N t=EPOCH restore=ok|failed|none ack=yes|no exit=CODE|sig:TERM step=S
 #                                   what it did; no did line = it was killed
 #                                   (SIGKILL) before it could write one
@@ -74,7 +75,12 @@ if [[ -n $ckpt ]]; then
         did "$RQ"
     fi
     restored=ok
-    if [[ -n ${RESTORE_BUDGET_ACK_FILE:-} ]] && touch "$RESTORE_BUDGET_ACK_FILE"; then ack=yes; fi
+    # the ack line at once: a later SIGKILL leaves no did line, and the
+    # replay must still know the restore was confirmed
+    if [[ -n ${RESTORE_BUDGET_ACK_FILE:-} ]] && touch "$RESTORE_BUDGET_ACK_FILE"; then
+        ack=yes
+        line "ack a=$A t=$(now)"
+    fi
 elif [[ -n $seen ]]; then
     # untracked (no RESTORE_BUDGET_*): restore from what we see, unacknowledged
     if restore_fails || ! read -r step <"$seen" || [[ ! $step =~ ^[0-9]+$ ]]; then
