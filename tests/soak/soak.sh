@@ -198,7 +198,7 @@ for ((i = 0; i < NJOBS; i++)); do [[ -n ${J[i]} ]] && wait_not_running "${J[i]}"
 
 # ---- invariants -----------------------------------------------------------------
 check "no node drained or down (sinfo: $(timeout 10 sinfo -h -N -o '%N:%T' 2>/dev/null | tr '\n' ' '))" rb_nodes_ok
-NATT=0 NVIOL=0
+NATT=0 NVIOL=0 NOPEN=0
 for ((i = 0; i < NJOBS; i++)); do
     j=${J[i]}
     [[ -n $j ]] || continue
@@ -227,6 +227,7 @@ for ((i = 0; i < NJOBS; i++)); do
         --restarts "${restarts:-0}" --state "$st" --json "$json" \
         --out "${WD[i]}/trial-$j.out" "${WD[i]}/soak-trial.log" 2>&1)
     printf '%s\n' "$out"
+    NOPEN=$((NOPEN + $(grep -c '^open ' <<<"$out")))
     p=$(grep -c '^ok ' <<<"$out") f=$(grep -c '^FAIL ' <<<"$out")
     RB_PASSED=$((RB_PASSED + p)) RB_FAILED=$((RB_FAILED + f)) NVIOL=$((NVIOL + f))
 done
@@ -240,6 +241,8 @@ echo "soak: slurmd.log: $errs restore_budget errors other than EROFS"
 measure "seed=$SEED jobs=$NJOBS faults=$NFAULTS attempts=$NATT violations=$NVIOL duration=$(el)s"
 [[ $RB_FAILED -gt 0 || ${SOAK_KEEP:-0} == 1 ]] && RB_KEEP=1
 echo "soak: faults: $(awk '{print $3}' "$FLOG" | sed 's/:$//' | sort | uniq -c | tr -s ' ' | tr '\n' ',')"
+NUNTR=$(cat "$LOGD"/trial-*.log 2>/dev/null | grep -c '^told .* attempt= ')
+echo "soak: $NUNTR attempts ran untracked (on_error = open), $NOPEN corrupt jobs restored more often for it"
 echo "soak: seed $SEED, $NJOBS jobs, $NFAULTS faults, $NATT attempts, $NVIOL violations"
 [[ $RB_FAILED -gt 0 ]] && echo "soak: reproduce: make soak SEED=$SEED SECONDS=$DEADLINE (cluster logs kept in $RB_CLUSTER_DIR)"
 summary
