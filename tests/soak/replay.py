@@ -135,6 +135,7 @@ def main():
     ap.add_argument("--state", required=True)
     ap.add_argument("--json", required=True)
     ap.add_argument("--out")
+    ap.add_argument("--ro", help="file of 'START END' epochs: state_dir read-only windows")
     ap.add_argument("log")
     o = ap.parse_args()
     tag = o.tag
@@ -155,6 +156,27 @@ def main():
     atts_raw = parse_log(o.log)
     atts = {n: Attempt(n, rec) for n, rec in atts_raw.items()}
     last = max([o.restarts] + list(atts))
+
+    # 0. an attempt runs untracked only if its batch step started while the
+    #    state_dir was read-only (on_error = "open"); any other untracked
+    #    attempt is the plugin losing a job
+    wins = []
+    if o.ro:
+        try:
+            for ln in open(o.ro):
+                p = ln.split()
+                if len(p) == 2:
+                    wins.append((float(p[0]) - 0.5, float(p[1]) + 2.0))
+        except (OSError, ValueError):
+            pass
+    for n, a in sorted(atts.items()):
+        if a.told is None or a.tracked:
+            continue
+        t = float(a.told.get("t", "0") or 0)
+        if any(lo <= t <= hi for lo, hi in wins):
+            res.append(f"open - {tag}: attempt {n} ran untracked: it started while state_dir was read-only")
+        else:
+            ok(False, f"attempt {n} ran untracked (no RESTORE_BUDGET_*) while state_dir was writable")
 
     # 1. a corrupt trial makes at most R x (M+1) restore attempts
     #    (tracked ones: an untracked attempt, on_error = "open" while the
@@ -206,6 +228,14 @@ def main():
     if n_ck:
         if not any(x.startswith("FAIL") and "handed" in x for x in res):
             ok(True, f"{n_ck} reruns handed the newest checkpoint they could see")
+
+    # 3b. a job Slurm ended has its end in the ledger: a record whose last
+    #     attempt is Slurm's last one is not left "running"/"restoring"
+    cur = led.get("current_attempt", {})
+    if led.get("attempt") == last and o.state in ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL"):
+        ended = cur.get("refused") or cur.get("end") not in (None, "none")
+        ok(bool(ended), f"Slurm says {o.state}; the ledger's attempt {last} has end "
+                        f"'{cur.get('end')}' (state {led.get('state')})")
 
     # 4. the ledger equals the trial log replayed through the rule
     amb = [n for n in range(last + 1) if n not in atts or not atts[n].tracked]

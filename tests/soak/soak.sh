@@ -53,6 +53,7 @@ LOGD=$RB_CLUSTER_DIR/soak
 mkdir -p "$LOGD" && chmod 755 "$LOGD"
 FLOG=$LOGD/faults.log
 : >"$FLOG"
+: >"$LOGD/ro-windows"
 
 # ---- the plan: jobs -----------------------------------------------------------
 declare -a J KIND M R MI USR WD
@@ -132,7 +133,7 @@ restart_ctld() {
 
 # fault KIND - inject one fault; the seed chooses the victim and durations
 fault() {
-    local k=$1 j p kids secs rc=0 hi
+    local k=$1 j p kids secs rc=0 hi t
     case $k in
         preempt)
             [[ -n $(running_jobs) ]] || return 2
@@ -161,10 +162,14 @@ fault() {
             flog "ctld: slurmctld restarted (rc $rc)" ;;
         ro)
             rnd secs 1 5
+            t=$(date +%s.%N)
             mount -o remount,ro "$SD" || rc=1
             flog "ro: state_dir read-only for ${secs}s (rc $rc)"
             sleep "$secs"
-            mount -o remount,rw "$SD" || { rc=1; flog "ro: remount rw FAILED"; } ;;
+            mount -o remount,rw "$SD" || { rc=1; flog "ro: remount rw FAILED"; }
+            # the window, for the replay: an attempt may run untracked only
+            # if it started inside one
+            echo "$t $(date +%s.%N)" >>"$LOGD/ro-windows" ;;
         *)
             timeout 60 "$k" "$RB_CLUSTER_DIR" >>"$LOGD/hooks.log" 2>&1 || rc=$?
             flog "hook: $k $RB_CLUSTER_DIR (rc $rc)" ;;
@@ -224,10 +229,10 @@ for ((i = 0; i < NJOBS; i++)); do
     fi
     # the replay: every per-attempt and ledger invariant, as ok/FAIL lines
     out=$(/usr/bin/python3 "$HERE/replay.py" --tag "$tag" --kind "${KIND[i]}" \
-        --restarts "${restarts:-0}" --state "$st" --json "$json" \
+        --restarts "${restarts:-0}" --state "$st" --json "$json" --ro "$LOGD/ro-windows" \
         --out "${WD[i]}/trial-$j.out" "${WD[i]}/soak-trial.log" 2>&1)
     printf '%s\n' "$out"
-    NOPEN=$((NOPEN + $(grep -c '^open ' <<<"$out")))
+    NOPEN=$((NOPEN + $(grep -c '^open .*: corrupt: ' <<<"$out")))
     p=$(grep -c '^ok ' <<<"$out") f=$(grep -c '^FAIL ' <<<"$out")
     RB_PASSED=$((RB_PASSED + p)) RB_FAILED=$((RB_FAILED + f)) NVIOL=$((NVIOL + f))
 done
