@@ -29,3 +29,10 @@ soak-ci: all
 	RB_NO_BUILD=1 SOAK_SEEDS="$(SOAK_SEEDS)" $(SOAK_CI_ENV) tests/soak/run.sh
 
 TEST_EXTRA += soak-ci
+
+# tests/soak/replay_core.c: the replay through the core's engine, which
+# tests/soak/replay.py cross-checks its own reading of docs/rule.md with
+$(BUILD)/soak-replay: tests/soak/replay_core.c $(CORE_OBJ)
+	$(CC) $(CFLAGS_ALL) $(TEST_INC) -o $@ $< $(CORE_OBJ) $(LDFLAGS_ALL) \
+		$(LIBS_CORE)
+soak soak-ci: $(BUILD)/soak-replay

@@ -23,6 +23,7 @@ import argparse
 import itertools
 import json
 import os
+import subprocess
 import sys
 
 SKIP, RESTORING, PLAIN = "skip", "RESTORING", "RUNNING"
@@ -68,7 +69,8 @@ class Attempt:
         ex = d.get("exit")
         self.failed_code = ival(ex) if ex not in (None, "0") and not str(ex).startswith("sig") else None
         self.completed = ex == "0"
-        self.confirmed = "ack" in rec or d.get("ack") == "yes" or ex == "0"
+        self.acked = "ack" in rec or d.get("ack") == "yes"
+        self.confirmed = self.acked or ex == "0"
         self.phase = self.told.get("phase") if self.tracked else None
 
     def readings(self, last):
@@ -86,11 +88,13 @@ def simulate(atts, last, choice, lim, state):
     prev = None
     bad = []
     refused_at = None
+    feed = []
     for n in range(last + 1):
         a = atts.get(n)
         seen, phase = choice[n]
         if not seen:
             continue
+        feed.append(feed_line(n, a, phase))
         if prev is not None:
             pa, pphase = prev
             end_failed = pa is not None and pa.failed_code is not None
@@ -124,7 +128,33 @@ def simulate(atts, last, choice, lim, state):
         prev = (a, phase)
     if state == "FAILED" and refused_at is None and (last not in atts or atts[last].told is None):
         bad.append(f"the job FAILED at attempt {last} which never ran, but the rule refuses nothing")
-    return bad, {"F": F, "r": r, "I": I, "refused": refused_at is not None}
+    return bad, {"F": F, "r": r, "I": I, "refused": refused_at is not None}, feed
+
+
+def feed_line(n, a, phase):
+    """The attempt as tests/soak/replay_core.c reads it."""
+    d = a.did if a is not None else None
+    ack = 1 if a is not None and a.acked else 0
+    if d is None:
+        end, code = "none", 0
+    elif a.failed_code is not None:
+        end, code = "failed", a.failed_code
+    elif a.completed:
+        end, code = "completed", 0
+    else:
+        end, code = "interrupted", 0
+    return f"attempt {n} {phase} {ack} {end} {code}"
+
+
+def core_check(core, lim, feed):
+    """Run the core's engine over the same reading: (F, r, I, refused)."""
+    text = f"limits {lim['M']} {lim['R']} {lim['MI']} {int(lim['cp'])}\n" + "\n".join(feed) + "\n"
+    try:
+        out = subprocess.run([core], input=text, capture_output=True, text=True, timeout=10)
+        f, r, i, ref = out.stdout.split()
+        return {"F": int(f), "r": int(r), "I": int(i), "refused": ref == "1"}
+    except (OSError, ValueError, subprocess.SubprocessError) as e:
+        return {"error": str(e)}
 
 
 def main():
@@ -135,6 +165,7 @@ def main():
     ap.add_argument("--state", required=True)
     ap.add_argument("--json", required=True)
     ap.add_argument("--out")
+    ap.add_argument("--core", help="tests/soak/replay_core.c built: the core's engine, cross-checked")
     ap.add_argument("--ro", help="file of 'START END' epochs: state_dir read-only windows")
     ap.add_argument("log")
     o = ap.parse_args()
@@ -251,15 +282,19 @@ def main():
                 "I": led.get("totals", {}).get("interruptions"),
                 "refused": bool(led.get("current_attempt", {}).get("refused"))}
         for choice in itertools.product(*opts):
-            bad, fin = simulate(atts, last, list(choice), lim, o.state)
+            bad, fin, feed = simulate(atts, last, list(choice), lim, o.state)
             for k in ("F", "r", "I", "refused"):
                 if fin[k] != want[k]:
                     bad.append(f"ledger {k}={want[k]}, replay {fin[k]}")
             if best is None or len(bad) < len(best[0]):
-                best = (bad, fin, choice)
+                best = (bad, fin, choice, feed)
             if not bad:
                 break
-        bad, fin, choice = best
+        bad, fin, choice, feed = best
+        if o.core and os.access(o.core, os.X_OK):
+            got = core_check(o.core, lim, feed)
+            ok(got == fin, f"the core's engine agrees with the replay's reading: "
+                           f"engine {got}, replay {fin}")
         unk = ",".join(f"{n}:{choice[n][1]}" for n in amb) or "none"
         ok(not bad, f"ledger F={want['F']} r={want['r']} I={want['I']} refused={want['refused']} "
                     f"equals the trial log replayed (attempts 0..{last}, unknown readings {unk})"

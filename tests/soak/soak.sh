@@ -18,6 +18,8 @@ RB_SUITE=${RB_SUITE:-soak}
 # shellcheck source=tests/faults/lib.sh
 . "$(dirname "$0")/../faults/lib.sh"
 HERE=$(cd "$(dirname "$0")" && pwd)
+# the replay through the core's engine (mk/soak.mk builds it in the checkout)
+CORE_REPLAY=${RB_SRC_ROOT:-$RB_ROOT}/build/soak-replay
 SEED=${SOAK_SEED:?SOAK_SEED}
 NJOBS=${SOAK_JOBS:-12}
 DEADLINE=${SOAK_SECONDS:-600}
@@ -136,10 +138,11 @@ fault() {
     local k=$1 j p kids secs rc=0 hi t
     case $k in
         preempt)
-            [[ -n $(running_jobs) ]] || return 2
+            kids=$(running_jobs | tr '\n' ' ')
+            [[ -n $kids ]] || return 2
             hi=$(RB_WORKDIR=$RB_CLUSTER_DIR/work/j0 RB_USER=${USR[0]} \
                 submit_as_user -p high -c 2 -J preemptor -o /dev/null --wrap "sleep 2") || rc=1
-            flog "preempt: high job ${hi:-?} preempts $(running_jobs | tr '\n' ' ')(rc $rc)" ;;
+            flog "preempt: high job ${hi:-?} preempts the running $kids(rc $rc)" ;;
         requeue)
             pick_running || return 2
             j=$PICK
@@ -229,7 +232,7 @@ for ((i = 0; i < NJOBS; i++)); do
     fi
     # the replay: every per-attempt and ledger invariant, as ok/FAIL lines
     out=$(/usr/bin/python3 "$HERE/replay.py" --tag "$tag" --kind "${KIND[i]}" \
-        --restarts "${restarts:-0}" --state "$st" --json "$json" --ro "$LOGD/ro-windows" \
+        --restarts "${restarts:-0}" --state "$st" --json "$json" --ro "$LOGD/ro-windows" --core "$CORE_REPLAY" \
         --out "${WD[i]}/trial-$j.out" "${WD[i]}/soak-trial.log" 2>&1)
     printf '%s\n' "$out"
     NOPEN=$((NOPEN + $(grep -c '^open .*: corrupt: ' <<<"$out")))
