@@ -64,7 +64,9 @@ class Attempt:
         self.n = n
         self.told = rec.get("told")
         self.did = rec.get("did")
-        self.tracked = bool(self.told and self.told.get("attempt"))
+        # tracked = told its counters; an untracked attempt may still get
+        # RESTORE_BUDGET_ATTEMPT and _CHECKPOINT (the last known one)
+        self.tracked = bool(self.told and self.told.get("F") and self.told.get("phase"))
         d = self.did or {}
         ex = d.get("exit")
         self.failed_code = ival(ex) if ex not in (None, "0") and not str(ex).startswith("sig") else None
@@ -143,7 +145,7 @@ def feed_line(n, a, phase):
         end, code = "completed", 0
     else:
         end, code = "interrupted", 0
-    return f"attempt {n} {phase} {ack} {end} {code}"
+    return f"attempt {n} {phase or 'RUNNING'} {ack} {end} {code}"
 
 
 def core_check(core, lim, feed):
@@ -207,7 +209,7 @@ def main():
         if any(lo <= t <= hi for lo, hi in wins):
             res.append(f"open - {tag}: attempt {n} ran untracked: it started while state_dir was read-only")
         else:
-            ok(False, f"attempt {n} ran untracked (no RESTORE_BUDGET_*) while state_dir was writable")
+            ok(False, f"attempt {n} ran untracked (no counters in RESTORE_BUDGET_*) while state_dir was writable")
 
     # 1. a corrupt trial makes at most R x (M+1) restore attempts
     #    (tracked ones: an untracked attempt, on_error = "open" while the
@@ -243,6 +245,28 @@ def main():
                      f"F {a.told.get('F')} -> {b.told.get('F')} (costs nothing)")
     if n_int == 0:
         res.append(f"skip - {tag}: no interrupted RUNNING/FRESH attempt followed by a tracked one")
+
+    # 2b. each end is charged as the job saw it: the next attempt's
+    #     RESTORE_BUDGET_LAST_END says how the ledger charged this one
+    n_end = 0
+    for n, a in sorted(atts.items()):
+        # the next tracked attempt; those between ran untracked (told, no
+        # counters: the ledger never saw them), else the chain is unknown
+        m = n + 1
+        while m in atts and atts[m].told is not None and not atts[m].tracked:
+            m += 1
+        b = atts.get(m)
+        if not (a.tracked and b is not None and b.tracked and a.did is not None):
+            continue
+        want = f"failed:{a.failed_code}" if a.failed_code is not None else "interrupted"
+        got = b.told.get("last_end", "")
+        n_end += 1
+        between = f" (attempts {n + 1}..{m - 1} ran untracked)" if m > n + 1 else ""
+        if got != want:
+            ok(False, f"attempt {n} ended {a.did.get('exit')} (as the job saw it: {want}), "
+                      f"but attempt {m} was told LAST_END={got}{between}: its end was charged wrongly")
+    if n_end and not any("charged wrongly" in x for x in res):
+        ok(True, f"{n_end} ends charged as the job saw them (LAST_END of the next attempt)")
 
     # 3. every rerun is handed the newest checkpoint it could see
     n_ck = 0
@@ -293,8 +317,9 @@ def main():
         bad, fin, choice, feed = best
         if o.core and os.access(o.core, os.X_OK):
             got = core_check(o.core, lim, feed)
-            ok(got == fin, f"the core's engine agrees with the replay's reading: "
-                           f"engine {got}, replay {fin}")
+            show = lambda x: " ".join(f"{k}={v}" for k, v in x.items())
+            ok(got == fin, f"the core's engine agrees with the replay's reading "
+                           f"(engine {show(got)}; replay {show(fin)})")
         unk = ",".join(f"{n}:{choice[n][1]}" for n in amb) or "none"
         ok(not bad, f"ledger F={want['F']} r={want['r']} I={want['I']} refused={want['refused']} "
                     f"equals the trial log replayed (attempts 0..{last}, unknown readings {unk})"

@@ -221,7 +221,7 @@ for ((i = 0; i < NJOBS; i++)); do
     rc=$?
     if ((rc == 0)); then
         pass "$tag: show --json reads its record"
-    elif ((rc == 3)) && ! grep -q '^told .* attempt=[0-9]' "$tl" 2>/dev/null; then
+    elif ((rc == 3)) && ! grep -q '^told .* F=[0-9]' "$tl" 2>/dev/null; then
         # on_error = "open": a job whose every attempt started while the
         # state_dir was unusable runs untracked and has no record
         echo "skip - $tag: untracked throughout (no record; every attempt untracked: on_error = open)"
@@ -249,7 +249,7 @@ echo "soak: slurmd.log: $errs restore_budget errors other than EROFS"
 measure "seed=$SEED jobs=$NJOBS faults=$NFAULTS attempts=$NATT violations=$NVIOL duration=$(el)s"
 [[ $RB_FAILED -gt 0 || ${SOAK_KEEP:-0} == 1 ]] && RB_KEEP=1
 echo "soak: faults: $(awk '{print $3}' "$FLOG" | sed 's/:$//' | sort | uniq -c | tr -s ' ' | tr '\n' ',')"
-NUNTR=$(cat "$LOGD"/trial-*.log 2>/dev/null | grep -c '^told .* attempt= ')
+NUNTR=$(cat "$LOGD"/trial-*.log 2>/dev/null | grep -c '^told .* F= ')
 echo "soak: $NUNTR attempts ran untracked (on_error = open), $NOPEN corrupt jobs restored more often for it"
 echo "soak: seed $SEED, $NJOBS jobs, $NFAULTS faults, $NATT attempts, $NVIOL violations"
 [[ $RB_FAILED -gt 0 ]] && echo "soak: reproduce: make soak SEED=$SEED SECONDS=$DEADLINE (cluster logs kept in $RB_CLUSTER_DIR)"
