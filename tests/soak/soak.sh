@@ -11,9 +11,11 @@
 #   SOAK_FAULT_GAP="2 8" (seconds between faults, min max),
 #   SOAK_FAULT_STOP (stop injecting after this many seconds; default 2/3 of
 #   the deadline), SOAK_STEPS="10 30" (trial length, min max),
-#   SOAK_MAX_M=2 SOAK_MAX_R=3, SOAK_FAULTS (kinds to draw from, default all:
-#   preempt requeue kill9 slurmd ctld ro), SOAK_FAULT_HOOKS (executables,
-#   each a further fault kind, called with the cluster dir).
+#   SOAK_MAX_M=2 SOAK_MAX_R=3, SOAK_FAULTS (kinds to draw from, default
+#   preempt requeue kill9 slurmd ctld ro; also untrusted: state_dir mode 0777
+#   for a while; the default list stays as it is so that a seed keeps its
+#   plan), SOAK_FAULT_HOOKS (executables, each a further fault kind, called
+#   with the cluster dir).
 RB_SUITE=${RB_SUITE:-soak}
 # shellcheck source=tests/faults/lib.sh
 . "$(dirname "$0")/../faults/lib.sh"
@@ -56,6 +58,7 @@ mkdir -p "$LOGD" && chmod 755 "$LOGD"
 FLOG=$LOGD/faults.log
 : >"$FLOG"
 : >"$LOGD/ro-windows"
+: >"$LOGD/requeue-times"
 
 # ---- the plan: jobs -----------------------------------------------------------
 declare -a J KIND M R MI USR WD
@@ -82,6 +85,10 @@ RB_USER=rbuser
 # ---- faults -------------------------------------------------------------------
 TERMINAL='COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE|PREEMPTED'
 flog() { printf '+%ss fault %s\n' "$(el)" "$*" | tee -a "$FLOG"; }
+# race - note now as a requeue's time: an attempt that exits by itself at
+# that moment may be recorded as interrupted by the controller (the replay
+# reads such an end both ways)
+race() { date +%s.%N >>"$LOGD/requeue-times"; }
 NFAULTS=0
 running_jobs() {
     local i s
@@ -140,12 +147,14 @@ fault() {
         preempt)
             kids=$(running_jobs | tr '\n' ' ')
             [[ -n $kids ]] || return 2
+            race
             hi=$(RB_WORKDIR=$RB_CLUSTER_DIR/work/j0 RB_USER=${USR[0]} \
                 submit_as_user -p high -c 2 -J preemptor -o /dev/null --wrap "sleep 2") || rc=1
             flog "preempt: high job ${hi:-?} preempts the running $kids(rc $rc)" ;;
         requeue)
             pick_running || return 2
             j=$PICK
+            race
             timeout 10 scontrol requeue "$j" 2>&1 || rc=1
             flog "requeue: scontrol requeue $j (rc $rc)" ;;
         kill9)
@@ -172,6 +181,15 @@ fault() {
             mount -o remount,rw "$SD" || { rc=1; flog "ro: remount rw FAILED"; }
             # the window, for the replay: an attempt may run untracked only
             # if it started inside one
+            echo "$t $(date +%s.%N)" >>"$LOGD/ro-windows" ;;
+        untrusted)
+            # others may write it: the plugin's trust check refuses it
+            rnd secs 1 5
+            t=$(date +%s.%N)
+            chmod 0777 "$SD" || rc=1
+            flog "untrusted: state_dir mode 0777 for ${secs}s (rc $rc)"
+            sleep "$secs"
+            chmod 0755 "$SD" || { rc=1; flog "untrusted: chmod 0755 FAILED"; }
             echo "$t $(date +%s.%N)" >>"$LOGD/ro-windows" ;;
         *)
             timeout 60 "$k" "$RB_CLUSTER_DIR" >>"$LOGD/hooks.log" 2>&1 || rc=$?
@@ -200,6 +218,7 @@ while ((SECONDS - T_START < DEADLINE)); do
     sleep 0.5
 done
 mountpoint -q "$SD" && mount -o remount,rw "$SD"
+chmod 0755 "$SD"
 T_END=$(el)
 echo "soak: loop ended at +${T_END}s, $NFAULTS faults"
 for ((i = 0; i < NJOBS; i++)); do [[ -n ${J[i]} ]] && wait_not_running "${J[i]}" 30 >/dev/null; done
@@ -232,7 +251,7 @@ for ((i = 0; i < NJOBS; i++)); do
     fi
     # the replay: every per-attempt and ledger invariant, as ok/FAIL lines
     out=$(/usr/bin/python3 "$HERE/replay.py" --tag "$tag" --kind "${KIND[i]}" \
-        --restarts "${restarts:-0}" --state "$st" --json "$json" --ro "$LOGD/ro-windows" --core "$CORE_REPLAY" \
+        --restarts "${restarts:-0}" --state "$st" --json "$json" --ro "$LOGD/ro-windows" --races "$LOGD/requeue-times" --core "$CORE_REPLAY" \
         --out "${WD[i]}/trial-$j.out" "${WD[i]}/soak-trial.log" 2>&1)
     printf '%s\n' "$out"
     NOPEN=$((NOPEN + $(grep -c '^open .*: corrupt: ' <<<"$out")))
