@@ -13,7 +13,8 @@
 # the Slurm, munge and build packages; reused when complete, so a second run
 # skips it), the source copied to /root/restore_budget inside and `make all`
 # there against that release's spank.h, then inside: make integration,
-# make faults, make multinode, make packaging-test (LEG_SUITES), each in a
+# make faults, make multinode, make packaging-test, make soak-ci, make
+# peer-test (LEG_SUITES), each in a
 # private mount namespace with /proc, /dev, /sys; every daemon is stopped by
 # its suite and anything left running in the chroot is killed and counted
 # as a failure.  Sanitizers, fuzzing, valgrind and lint stay on the host.

@@ -12,8 +12,9 @@
 # 3. the real-Slurm suites inside, each in its own `chroot.sh run` (private
 #    mount namespace; any process left behind is killed and counted as a
 #    failure), against that release's daemons: LEG_SUITES (default
-#    "integration faults multinode packaging" = make integration, make
-#    faults, make multinode, make packaging-test).
+#    "integration faults multinode packaging soak peer" = make integration,
+#    make faults, make multinode, make packaging-test, make soak-ci (the
+#    fixed seeds), make peer-test (Slurm's own tests)).
 # Each suite's output goes to build/legs/RELEASE.logs/SUITE.log (and to
 # stdout unless LEG_QUIET=1).  The leg ends with one line per suite and
 #   legs-RELEASE: N passed, N failed
@@ -32,7 +33,7 @@ LEG_DIR=${LEG_DIR:-$ROOT/build/legs}
 CH=$LEG_DIR/$REL
 LOGS=$LEG_DIR/$REL.logs
 SRC=/root/restore_budget            # inside the chroot
-SUITES=${LEG_SUITES:-integration faults multinode packaging}
+SUITES=${LEG_SUITES:-integration faults multinode packaging soak peer}
 NAME=legs-$REL
 QUIET=${LEG_QUIET:-0}
 
@@ -113,6 +114,7 @@ for s in $SUITES; do
         multinode)   target=multinode    line=multinode ;;
         packaging)   target=packaging-test line=packaging ;;
         peer)        target=peer-test    line=peer ;;
+        soak)        target=soak-ci      line=soak ;;
         *) say "unknown suite $s"; FAILED=$((FAILED + 1)); row "$s" FAIL 0 1 0 "unknown suite"; continue ;;
     esac
     log=$LOGS/$s.log
