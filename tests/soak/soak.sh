@@ -15,7 +15,8 @@
 #   preempt requeue kill9 slurmd ctld ro; also untrusted: state_dir mode 0777
 #   for a while; the default list stays as it is so that a seed keeps its
 #   plan), SOAK_FAULT_HOOKS (executables, each a further fault kind, called
-#   with the cluster dir).
+#   with the cluster dir), SOAK_ARRIVE="lo hi" (more jobs arrive every lo..hi
+#   seconds until SOAK_FAULT_STOP; unset: none).
 RB_SUITE=${RB_SUITE:-soak}
 # shellcheck source=tests/faults/lib.sh
 . "$(dirname "$0")/../faults/lib.sh"
@@ -61,25 +62,53 @@ FLOG=$LOGD/faults.log
 : >"$LOGD/requeue-times"
 
 # ---- the plan: jobs -----------------------------------------------------------
-declare -a J KIND M R MI USR WD
+# Every job is drawn first (kind, M, R, options, user, length, arrival), so
+# a seed's plan does not depend on Slurm's timing. SOAK_ARRIVE="lo hi": more
+# jobs arrive every lo..hi seconds until FAULT_STOP (a long soak keeps
+# work running while the faults go on); unset, all SOAK_JOBS start at once
+# and no draw is added (the seeds found so far keep their plan).
+declare -a J KIND M R MI USR WD STEPS AT
 KLIST=(healthy corrupt flaky buggy)
-for ((i = 0; i < NJOBS; i++)); do
+plan_job() { # plan_job I AT
+    local i=$1
     if ((i < 4)); then KIND[i]=${KLIST[i]}; else KIND[i]=${KLIST[RANDOM % 4]}; fi
     rnd "M[i]" 0 "$MAXM"; rnd "R[i]" 1 "$MAXR"
     MI[i]=unlimited
     ((RANDOM % 4 == 0)) && rnd "MI[i]" 3 8
     USR[i]=${USERS[RANDOM % 3]}
-    rnd steps "$STEPS_MIN" "$STEPS_MAX"
+    rnd "STEPS[i]" "$STEPS_MIN" "$STEPS_MAX"
+    AT[i]=$2
+}
+submit_job() { # submit_job I
+    local i=$1 opts
     RB_USER=${USR[i]}
-    WD[i]=$(rb_workdir "j$i") || { fail "workdir j$i"; continue; }
+    WD[i]=$(rb_workdir "j$i") || { fail "workdir j$i"; return; }
     RB_WORKDIR=${WD[i]}
-    opts=(-p low "--export=ALL,SOAK_KIND=${KIND[i]},SOAK_STEPS=$steps,SOAK_SEED=$SEED,SOAK_INDEX=$i"
+    opts=(-p low "--export=ALL,SOAK_KIND=${KIND[i]},SOAK_STEPS=${STEPS[i]},SOAK_SEED=$SEED,SOAK_INDEX=$i"
           --checkpoint-dir=ckpt --max-failures="${M[i]}" --restore-retries="${R[i]}")
     [[ ${MI[i]} != unlimited ]] && opts+=(--max-interruptions="${MI[i]}")
-    J[i]=$(submit_as_user "${opts[@]}" "$RB_ROOT/tests/soak/trial.sh") || { fail "sbatch j$i"; J[i]=; continue; }
-    printf 'job %s: j%d %s user %s M=%s R=%s max_interruptions=%s steps %s\n' \
-        "${J[i]}" "$i" "${KIND[i]}" "${USR[i]}" "${M[i]}" "${R[i]}" "${MI[i]}" "$steps" | tee -a "$LOGD/jobs"
-done
+    J[i]=$(submit_as_user "${opts[@]}" "$RB_ROOT/tests/soak/trial.sh") || { fail "sbatch j$i"; J[i]=; }
+    [[ -n ${J[i]} ]] && printf 'job %s: j%d %s user %s M=%s R=%s max_interruptions=%s steps %s at +%ss\n' \
+        "${J[i]}" "$i" "${KIND[i]}" "${USR[i]}" "${M[i]}" "${R[i]}" "${MI[i]}" "${STEPS[i]}" "$(el)" | tee -a "$LOGD/jobs"
+    RB_USER=rbuser
+}
+for ((i = 0; i < NJOBS; i++)); do plan_job "$i" 0; done
+NPLAN=$NJOBS
+if [[ -n ${SOAK_ARRIVE:-} ]]; then
+    read -r ARR_MIN ARR_MAX <<<"$SOAK_ARRIVE"
+    t=0
+    while :; do
+        rnd gap "$ARR_MIN" "$ARR_MAX"
+        t=$((t + gap))
+        ((t < FAULT_STOP)) || break
+        plan_job "$NPLAN" "$t"
+        NPLAN=$((NPLAN + 1))
+    done
+    echo "soak: $((NPLAN - NJOBS)) more jobs arrive until +${FAULT_STOP}s"
+fi
+for ((i = 0; i < NJOBS; i++)); do submit_job "$i"; done
+# the jobs that have arrived (NJOBS grows up to NPLAN)
+arrive() { while ((NJOBS < NPLAN && $(el) >= AT[NJOBS])); do submit_job "$NJOBS"; NJOBS=$((NJOBS + 1)); done; }
 RB_USER=rbuser
 
 # ---- faults -------------------------------------------------------------------
@@ -100,6 +129,7 @@ running_jobs() {
 }
 all_terminal() {
     local i s
+    ((NJOBS < NPLAN)) && return 1
     for ((i = 0; i < NJOBS; i++)); do
         [[ -n ${J[i]} ]] || continue
         s=$(job_field "${J[i]}" JobState)
@@ -205,6 +235,7 @@ gap=0
 rnd gap "$GAP_MIN" "$GAP_MAX"
 next=$(($(el) + gap))
 while ((SECONDS - T_START < DEADLINE)); do
+    arrive
     all_terminal && break
     if (($(el) >= next && $(el) < FAULT_STOP)); then
         k=${ALLK[RANDOM % ${#ALLK[@]}]}
