@@ -536,15 +536,24 @@ int rb_lifecycle_keep_end(rb_store *st, const rb_node *node,
 	static rb_record rec;
 	rb_note_end kept = { 0, end->restart_count, end->exit_code,
 			     end->signal, end->now };
+	int found;
 
-	/* the attempt that ran: the record can still be read when only
-	 * writing fails (read-only, full); if not, the end cannot be tied
-	 * to an attempt and is not kept */
-	if (st->ops->load(st, job_id, &rec, err) != 0)
+	/* the attempt that ran: the record's, which can still be read when
+	 * only writing fails (read-only, full); else the prolog's note that
+	 * the batch step claimed here (state_dir gone or untrusted); with
+	 * neither, the end cannot be tied to an attempt and is not kept */
+	found = st->ops->load(st, job_id, &rec, err);
+	if (found == 0) {
+		if (rec.budget.cur.end != RB_END_NONE)
+			return 0;
+		kept.attempt = rec.budget.cur.attempt;
+	} else if (rb_note_claimed_attempt(node->run_dir, node->host,
+					   node->cluster, job_id,
+					   &kept.attempt) < 0) {
+		if (found > 0)
+			rb_err_set(err, "job %u has no record here", job_id);
 		return -1;
-	if (rec.budget.cur.end != RB_END_NONE)
-		return 0;
-	kept.attempt = rec.budget.cur.attempt;
+	}
 	return rb_note_end_keep(node->run_dir, node->host, node->cluster,
 				job_id, &kept, err);
 }

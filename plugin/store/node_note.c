@@ -377,6 +377,29 @@ int rb_note_claim(const char *run_dir, const char *host, const char *cluster,
 	return rc;
 }
 
+int rb_note_claimed_attempt(const char *run_dir, const char *host,
+			    const char *cluster, uint32_t job_id,
+			    int64_t *attempt)
+{
+	static rb_note_job note; /* 5 KB: off the epilog's stack */
+	char claimed[NOTE_NAME_MAX];
+	rb_err err;
+	int dfd, rc;
+
+	if (note_name(host, cluster, job_id, "batch", claimed,
+		      sizeof(claimed)) < 0)
+		return -1;
+	dfd = open_run_dir(run_dir, &err);
+	if (dfd < 0)
+		return -1;
+	memset(&note, 0, sizeof(note));
+	rc = read_note(dfd, claimed, &note);
+	close(dfd);
+	if (rc == 0)
+		*attempt = note.job.attempt;
+	return rc;
+}
+
 int rb_note_mark(const char *run_dir, const char *host, const char *cluster,
 		 uint32_t job_id, rb_err *err)
 {

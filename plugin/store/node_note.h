@@ -82,6 +82,13 @@ int rb_note_claim(const char *run_dir, const char *host, const char *cluster,
 int rb_note_mark(const char *run_dir, const char *host, const char *cluster,
 		 uint32_t job_id, rb_err *err);
 
+/* Epilog: the attempt of the note the batch step claimed here (the
+ * prolog's attempt number). 0, or -1 (no claimed note, or an empty mark:
+ * Slurm ran no prolog). */
+int rb_note_claimed_attempt(const char *run_dir, const char *host,
+			    const char *cluster, uint32_t job_id,
+			    int64_t *attempt);
+
 /* Epilog: what this node holds for the job. */
 rb_note_state rb_note_look(const char *run_dir, const char *host,
 			   const char *cluster, uint32_t job_id);

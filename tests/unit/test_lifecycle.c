@@ -890,6 +890,36 @@ static void test_a_kept_end_stays_while_the_ledger_fails(void **state)
 }
 
 
+/* With state_dir gone (or untrusted) the record cannot be read either: the
+ * end is kept for the attempt of the prolog's note the batch step claimed
+ * on this node, and recorded once state_dir is back. */
+static void test_an_end_is_kept_by_the_claimed_note_when_the_record_is_unreadable(void **state)
+{
+	fixture *f = *state;
+	char top[64], run_dir[128], moved[128];
+	rb_node node = { run_dir, "n1", CLUSTER, 1300 };
+	rb_job_info j = job_info(45, 0);
+	rb_end_info end = { 0, 42, 0, NULL, NULL, 1100 };
+	rb_note_job note;
+	rb_store_dir d;
+	rb_store *st;
+	rb_err err;
+
+	assert_int_equal(ut_tmpdir(top, sizeof(top), "/tmp/rb-run-XXXXXX", 0700), 0);
+	snprintf(run_dir, sizeof(run_dir), "%s/run", top);
+	assert_int_equal(rb_note_write(run_dir, "n1", &j, &err), 0);
+	assert_int_equal(rb_note_claim(run_dir, "n1", CLUSTER, 45, &note, &err), 0);
+	restoring(f, 45, 0);
+	snprintf(moved, sizeof(moved), "%s.gone", f->cfg->state_dir);
+	assert_int_equal(rename(f->cfg->state_dir, moved), 0);
+	st = rb_store_dir_init(&d, f->cfg->state_dir, CLUSTER);
+	assert_int_equal(rb_lifecycle_keep_end(st, &node, 45, &end, &err), 0);
+	assert_int_equal(rename(moved, f->cfg->state_dir), 0);
+	assert_int_equal(rb_lifecycle_carry_ends(st, &node, 45), 1);
+	assert_int_equal(read_rec(f, 45).budget.cur.end, RB_END_FAILED);
+	assert_int_equal(ut_rmtree(top), 0);
+}
+
 int main(void)
 {
 
@@ -926,6 +956,7 @@ int main(void)
 		T(test_a_kept_final_end_is_recorded_by_a_later_epilog),
 		T(test_a_kept_end_never_ends_a_later_attempt),
 		T(test_a_kept_end_stays_while_the_ledger_fails),
+		T(test_an_end_is_kept_by_the_claimed_note_when_the_record_is_unreadable),
 	};
 	return cmocka_run_group_tests_name("lifecycle", tests, NULL, NULL);
 }
