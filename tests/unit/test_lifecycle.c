@@ -29,6 +29,10 @@
 typedef struct {
 	char dir[64];
 	rb_config *cfg;
+	rb_store_dir store_dir;
+	rb_store *st;            /* the ledger in dir */
+	char run_dir[128];
+	rb_node node;            /* node "n1", run_dir under dir */
 } fixture;
 
 static int setup(void **state)
@@ -38,6 +42,9 @@ static int setup(void **state)
 	if (!f || ut_tmpdir(f->dir, sizeof(f->dir), "/tmp/rb-lifecycle-XXXXXX", 0755) < 0)
 		return -1;
 	f->cfg = ut_config_in(f->dir);
+	f->st = rb_store_dir_init(&f->store_dir, f->cfg->state_dir, CLUSTER);
+	snprintf(f->run_dir, sizeof(f->run_dir), "%s/run", f->dir);
+	f->node = (rb_node){ f->run_dir, "n1", CLUSTER, 1300 };
 	*state = f;
 	return 0;
 }
@@ -776,24 +783,15 @@ static void test_start_of_recorded_attempt_hands_back_that_record(void **state)
 
 /* --- an end not written (docs/architecture.md, "An end not written") --- */
 
-/* The node an epilog and a batch step share, for the ends kept there. */
-static rb_node node_in(fixture *f, char *run_dir, size_t len)
-{
-	snprintf(run_dir, len, "%s/run", f->dir);
-	return (rb_node){ run_dir, "n1", CLUSTER, 1300 };
-}
-
 /* Attempt 0 restored, acknowledged, then failed (exit 42) while the ledger
  * could not take its end: the epilog keeps it on the node. */
 static void fail_with_end_kept(fixture *f, uint32_t id, const rb_node *node)
 {
 	rb_end_info end = { 0, 42, 0, NULL, NULL, 1100 };
-	rb_store_dir d;
-	rb_store *st = rb_store_dir_init(&d, f->cfg->state_dir, CLUSTER);
 	rb_err err;
 
 	restoring(f, id, 0);
-	assert_int_equal(rb_lifecycle_keep_end(st, node, id, &end, &err), 0);
+	assert_int_equal(rb_lifecycle_keep_end(f->st, node, id, &end, &err), 0);
 	assert_int_equal(read_rec(f, id).budget.cur.end, RB_END_NONE);
 }
 
@@ -803,21 +801,17 @@ static void fail_with_end_kept(fixture *f, uint32_t id, const rb_node *node)
 static void test_an_end_not_written_is_charged_at_the_next_start(void **state)
 {
 	fixture *f = *state;
-	char run_dir[128];
-	rb_node node = node_in(f, run_dir, sizeof(run_dir));
-	rb_store_dir d;
-	rb_store *st = rb_store_dir_init(&d, f->cfg->state_dir, CLUSTER);
 	rb_record rec;
 
-	fail_with_end_kept(f, 40, &node);
-	assert_int_equal(rb_lifecycle_carry_ends(st, &node, 40), 1);
+	fail_with_end_kept(f, 40, &f->node);
+	assert_int_equal(rb_lifecycle_carry_ends(f->st, &f->node, 40), 1);
 	start(f, 40, 1);
 	rec = read_rec(f, 40);
 	assert_int_equal(rec.budget.restore_failures, 1);
 	assert_int_equal(rec.budget.prev_end, RB_END_FAILED);
 	assert_int_equal(rec.budget.prev_end_code, 42);
 	/* recorded once: the kept end is gone */
-	assert_int_equal(rb_lifecycle_carry_ends(st, &node, 40), 0);
+	assert_int_equal(rb_lifecycle_carry_ends(f->st, &f->node, 40), 0);
 }
 
 /* Rule (issue 21): a lost final end does not leave the record running
@@ -825,18 +819,14 @@ static void test_an_end_not_written_is_charged_at_the_next_start(void **state)
 static void test_a_kept_final_end_is_recorded_by_a_later_epilog(void **state)
 {
 	fixture *f = *state;
-	char run_dir[128];
-	rb_node node = node_in(f, run_dir, sizeof(run_dir));
-	rb_store_dir d;
-	rb_store *st = rb_store_dir_init(&d, f->cfg->state_dir, CLUSTER);
 	rb_end_info done = { 0, 0, 0, NULL, NULL, 1200 };
 	rb_err err;
 	rb_record rec;
 
 	restoring(f, 41, 0);
-	assert_int_equal(rb_lifecycle_keep_end(st, &node, 41, &done, &err), 0);
-	fail_with_end_kept(f, 42, &node);
-	assert_int_equal(rb_lifecycle_carry_ends(st, &node, 0), 2);
+	assert_int_equal(rb_lifecycle_keep_end(f->st, &f->node, 41, &done, &err), 0);
+	fail_with_end_kept(f, 42, &f->node);
+	assert_int_equal(rb_lifecycle_carry_ends(f->st, &f->node, 0), 2);
 	rec = read_rec(f, 41);
 	assert_int_equal(rec.budget.cur.end, RB_END_COMPLETED);
 	/* exit 0 confirmed the restore: no failed restore stays counted */
@@ -849,46 +839,59 @@ static void test_a_kept_final_end_is_recorded_by_a_later_epilog(void **state)
 static void test_a_kept_end_never_ends_a_later_attempt(void **state)
 {
 	fixture *f = *state;
-	char run_dir[128];
-	rb_node node = node_in(f, run_dir, sizeof(run_dir));
-	rb_store_dir d;
-	rb_store *st = rb_store_dir_init(&d, f->cfg->state_dir, CLUSTER);
 	rb_note_end kept;
 
-	fail_with_end_kept(f, 43, &node);
+	fail_with_end_kept(f, 43, &f->node);
 	start(f, 43, 1);  /* started elsewhere, before the end was carried */
-	assert_int_equal(rb_lifecycle_carry_ends(st, &node, 0), 0);
+	assert_int_equal(rb_lifecycle_carry_ends(f->st, &f->node, 0), 0);
 	assert_int_equal(read_rec(f, 43).budget.cur.attempt, 1);
 	assert_int_equal(read_rec(f, 43).budget.cur.end, RB_END_NONE);
-	assert_int_equal(rb_note_end_read(run_dir, "n1", CLUSTER, 43, &kept), 1);
+	assert_int_equal(rb_note_end_read(f->run_dir, "n1", CLUSTER, 43, &kept), 1);
+}
+
+/* The store's state_dir away (renamed) and back, with a run_dir outside
+ * it: what a node sees when the shared state_dir is unmounted. */
+typedef struct {
+	char top[64], run_dir[128], moved[128];
+	rb_node node;
+} away;
+
+static void away_init(fixture *f, away *a)
+{
+	assert_int_equal(ut_tmpdir(a->top, sizeof(a->top), "/tmp/rb-run-XXXXXX", 0700), 0);
+	snprintf(a->run_dir, sizeof(a->run_dir), "%s/run", a->top);
+	a->node = (rb_node){ a->run_dir, "n1", CLUSTER, 1300 };
+	snprintf(a->moved, sizeof(a->moved), "%s.gone", f->cfg->state_dir);
+}
+
+static void state_dir_gone(fixture *f, away *a)
+{
+	assert_int_equal(rename(f->cfg->state_dir, a->moved), 0);
+}
+
+static void state_dir_back(fixture *f, away *a)
+{
+	assert_int_equal(rename(a->moved, f->cfg->state_dir), 0);
 }
 
 /* While the ledger still cannot take it, the end stays kept. */
 static void test_a_kept_end_stays_while_the_ledger_fails(void **state)
 {
 	fixture *f = *state;
-	char top[64], run_dir[128], moved[128];
-	rb_node node = { run_dir, "n1", CLUSTER, 1300 };
-	rb_store_dir d;
-	rb_store *st;
 	rb_note_end kept;
+	away a;
 
-	/* run_dir outside state_dir, which goes away */
-	assert_int_equal(ut_tmpdir(top, sizeof(top), "/tmp/rb-run-XXXXXX", 0700), 0);
-	snprintf(run_dir, sizeof(run_dir), "%s/run", top);
-	fail_with_end_kept(f, 44, &node);
-	snprintf(moved, sizeof(moved), "%s.gone", f->cfg->state_dir);
-	assert_int_equal(rename(f->cfg->state_dir, moved), 0);
-	st = rb_store_dir_init(&d, f->cfg->state_dir, CLUSTER);
-	assert_int_equal(rb_lifecycle_carry_ends(st, &node, 44), 0);
-	assert_int_equal(rb_note_end_read(run_dir, "n1", CLUSTER, 44, &kept), 0);
+	away_init(f, &a);
+	fail_with_end_kept(f, 44, &a.node);
+	state_dir_gone(f, &a);
+	assert_int_equal(rb_lifecycle_carry_ends(f->st, &a.node, 44), 0);
+	assert_int_equal(rb_note_end_read(a.run_dir, "n1", CLUSTER, 44, &kept), 0);
 	assert_int_equal(kept.attempt, 0);
 	assert_int_equal(kept.exit_code, 42);
-	assert_int_equal(rename(moved, f->cfg->state_dir), 0);
-	assert_int_equal(rb_lifecycle_carry_ends(st, &node, 44), 1);
-	assert_int_equal(ut_rmtree(top), 0);
+	state_dir_back(f, &a);
+	assert_int_equal(rb_lifecycle_carry_ends(f->st, &a.node, 44), 1);
+	assert_int_equal(ut_rmtree(a.top), 0);
 }
-
 
 /* With state_dir gone (or untrusted) the record cannot be read either: the
  * end is kept for the attempt of the prolog's note the batch step claimed
@@ -896,28 +899,22 @@ static void test_a_kept_end_stays_while_the_ledger_fails(void **state)
 static void test_an_end_is_kept_by_the_claimed_note_when_the_record_is_unreadable(void **state)
 {
 	fixture *f = *state;
-	char top[64], run_dir[128], moved[128];
-	rb_node node = { run_dir, "n1", CLUSTER, 1300 };
 	rb_job_info j = job_info(45, 0);
 	rb_end_info end = { 0, 42, 0, NULL, NULL, 1100 };
 	rb_note_job note;
-	rb_store_dir d;
-	rb_store *st;
 	rb_err err;
+	away a;
 
-	assert_int_equal(ut_tmpdir(top, sizeof(top), "/tmp/rb-run-XXXXXX", 0700), 0);
-	snprintf(run_dir, sizeof(run_dir), "%s/run", top);
-	assert_int_equal(rb_note_write(run_dir, "n1", &j, &err), 0);
-	assert_int_equal(rb_note_claim(run_dir, "n1", CLUSTER, 45, &note, &err), 0);
+	away_init(f, &a);
+	assert_int_equal(rb_note_write(a.run_dir, "n1", &j, &err), 0);
+	assert_int_equal(rb_note_claim(a.run_dir, "n1", CLUSTER, 45, &note, &err), 0);
 	restoring(f, 45, 0);
-	snprintf(moved, sizeof(moved), "%s.gone", f->cfg->state_dir);
-	assert_int_equal(rename(f->cfg->state_dir, moved), 0);
-	st = rb_store_dir_init(&d, f->cfg->state_dir, CLUSTER);
-	assert_int_equal(rb_lifecycle_keep_end(st, &node, 45, &end, &err), 0);
-	assert_int_equal(rename(moved, f->cfg->state_dir), 0);
-	assert_int_equal(rb_lifecycle_carry_ends(st, &node, 45), 1);
+	state_dir_gone(f, &a);
+	assert_int_equal(rb_lifecycle_keep_end(f->st, &a.node, 45, &end, &err), 0);
+	state_dir_back(f, &a);
+	assert_int_equal(rb_lifecycle_carry_ends(f->st, &a.node, 45), 1);
 	assert_int_equal(read_rec(f, 45).budget.cur.end, RB_END_FAILED);
-	assert_int_equal(ut_rmtree(top), 0);
+	assert_int_equal(ut_rmtree(a.top), 0);
 }
 
 int main(void)
