@@ -17,7 +17,7 @@ SECONDS     ?=
 SOAK_JOBS   ?= 12
 # the CI variant: small, fixed (docs/soak.md, "The CI seeds")
 SOAK_SEEDS  ?= 11 31
-SOAK_CI_ENV := SOAK_JOBS=6 SOAK_SECONDS=100 SOAK_FAULT_STOP=60 \
+SOAK_CI_ENV := SOAK_JOBS=6 SOAK_SECONDS=180 SOAK_FAULT_STOP=60 \
                SOAK_FAULT_GAP="2 6" SOAK_STEPS="6 14" SOAK_MAX_M=1 SOAK_MAX_R=2
 
 .PHONY: soak soak-ci

@@ -127,14 +127,19 @@ running_jobs() {
         [[ $s == RUNNING ]] && echo "${J[i]}"
     done
 }
+# A job's end as first seen (its state and restart count): the controller
+# forgets a job MinJobAge (600 s here) after it ends, which a long soak
+# outlasts, so the final checks read what was seen then.
+declare -A FINAL_STATE FINAL_RESTARTS
 all_terminal() {
     local i s
     ((NJOBS < NPLAN)) && return 1
     for ((i = 0; i < NJOBS; i++)); do
-        [[ -n ${J[i]} ]] || continue
+        [[ -n ${J[i]} && -z ${FINAL_STATE[$i]:-} ]] || continue
         s=$(job_field "${J[i]}" JobState)
         [[ $s =~ ^($TERMINAL)$ ]] || return 1
         timeout 10 squeue -h -j "${J[i]}" -o %T 2>/dev/null | grep -q COMPLETING && return 1
+        FINAL_STATE[$i]=$s FINAL_RESTARTS[$i]=$(job_field "${J[i]}" Restarts)
     done
     return 0
 }
@@ -262,6 +267,7 @@ for ((i = 0; i < NJOBS; i++)); do
     [[ -n $j ]] || continue
     tag="job $j (${KIND[i]}, ${USR[i]}, M=${M[i]} R=${R[i]} MI=${MI[i]})"
     st=$(job_field "$j" JobState) restarts=$(job_field "$j" Restarts)
+    [[ -z $st && -n ${FINAL_STATE[$i]:-} ]] && st=${FINAL_STATE[$i]} restarts=${FINAL_RESTARTS[$i]}
     if [[ $st =~ ^($TERMINAL)$ ]]; then pass "$tag: terminal ($st, Restarts=$restarts)"
     else fail "$tag: not terminal: $st ($(job_field "$j" Reason))"; NVIOL=$((NVIOL + 1)); fi
     json=$LOGD/show-$j.json tl=${WD[i]}/soak-trial.log
