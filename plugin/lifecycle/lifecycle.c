@@ -559,7 +559,8 @@ int rb_lifecycle_keep_end(rb_store *st, const rb_node *node,
 }
 
 /* job_id's kept end recorded if it can be; it goes once recorded or no
- * longer its attempt's to record. */
+ * longer its attempt's to record. 1 recorded, 0 nothing recorded, -1 the
+ * store failed (the end stays kept). */
 static int carry_end(rb_store *st, const rb_node *node, uint32_t job_id)
 {
 	rb_note_end kept;
@@ -579,7 +580,7 @@ static int carry_end(rb_store *st, const rb_node *node, uint32_t job_id)
 	if (rc < 0 && node->now - kept.now <= RB_KEPT_END_MAX_AGE) {
 		rb_log(RB_LOG_ERROR, "job %u: the end of attempt %" PRId64 " stays kept on this node: %s",
 		       job_id, kept.attempt, err.msg);
-		return 0;
+		return -1;
 	}
 	if (rc == 2 && node->now - kept.now <= RB_KEPT_END_MAX_AGE)
 		return 0; /* no record to take it yet */
@@ -600,12 +601,20 @@ int rb_lifecycle_carry_ends(rb_store *st, const rb_node *node,
 	uint32_t jobs[RB_KEPT_ENDS_MAX];
 	int n, recorded = 0;
 
+	int rc;
+
 	if (job_id)
-		return carry_end(st, node, job_id);
+		return carry_end(st, node, job_id) > 0;
 	n = rb_note_end_list(node->run_dir, node->host, node->cluster, jobs,
 			     RB_KEPT_ENDS_MAX);
-	for (int i = 0; i < n; i++)
-		recorded += carry_end(st, node, jobs[i]);
+	/* the store failing for one fails for all: stop there, so a hung
+	 * state_dir costs a root callback one lock deadline, not 16 */
+	for (int i = 0; i < n; i++) {
+		rc = carry_end(st, node, jobs[i]);
+		if (rc < 0)
+			break;
+		recorded += rc;
+	}
 	return recorded;
 }
 

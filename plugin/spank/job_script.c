@@ -186,13 +186,16 @@ void epilog(void)
 	end.now = time(NULL);
 	/* An untracked job has no record: nothing happens. Only an
 	 * interruption costs a controller query (it is rare). */
-	if (rb_lifecycle_end_in(ej.st, job_id, &end, &err) < 0)
+	if (rb_lifecycle_end_in(ej.st, job_id, &end, &err) < 0) {
+		/* the store failed just now: no retry of kept ends */
 		keep_end(ej.st, job_id, &end, err.msg);
-	else if (note == RB_NOTE_CLAIMED)
-		/* an end not recorded keeps the claim, for a look at it */
+		goto out;
+	}
+	if (note == RB_NOTE_CLAIMED)
 		rb_note_forget(run_dir, node_name(), cluster_name(), job_id);
-	/* ends kept here earlier, this one's too if the store is back */
+	/* the store works: ends kept here earlier go on record */
 	node = this_node(cluster_name());
 	rb_lifecycle_carry_ends(ej.st, &node, 0);
+out:
 	rb_config_free(cfg);
 }

@@ -893,6 +893,27 @@ static void test_a_kept_end_stays_while_the_ledger_fails(void **state)
 	assert_int_equal(ut_rmtree(a.top), 0);
 }
 
+/* A failing store keeps every end for a later epilog (the sweep stops at
+ * its first failure, so a hung state_dir costs an epilog one lock deadline,
+ * not one per kept end: rb_lifecycle_carry_ends). */
+static void test_a_failing_store_keeps_every_end_for_a_later_epilog(void **state)
+{
+	fixture *f = *state;
+	rb_note_end kept;
+	away a;
+
+	away_init(f, &a);
+	fail_with_end_kept(f, 46, &a.node);
+	fail_with_end_kept(f, 47, &a.node);
+	state_dir_gone(f, &a);
+	assert_int_equal(rb_lifecycle_carry_ends(f->st, &a.node, 0), 0);
+	assert_int_equal(rb_note_end_read(a.run_dir, "n1", CLUSTER, 46, &kept), 0);
+	assert_int_equal(rb_note_end_read(a.run_dir, "n1", CLUSTER, 47, &kept), 0);
+	state_dir_back(f, &a);
+	assert_int_equal(rb_lifecycle_carry_ends(f->st, &a.node, 0), 2);
+	assert_int_equal(ut_rmtree(a.top), 0);
+}
+
 /* With state_dir gone (or untrusted) the record cannot be read either: the
  * end is kept for the attempt of the prolog's note the batch step claimed
  * on this node, and recorded once state_dir is back. */
@@ -954,6 +975,7 @@ int main(void)
 		T(test_a_kept_end_never_ends_a_later_attempt),
 		T(test_a_kept_end_stays_while_the_ledger_fails),
 		T(test_an_end_is_kept_by_the_claimed_note_when_the_record_is_unreadable),
+		T(test_a_failing_store_keeps_every_end_for_a_later_epilog),
 	};
 	return cmocka_run_group_tests_name("lifecycle", tests, NULL, NULL);
 }
