@@ -235,6 +235,32 @@ fault() {
 }
 rbc_descendants_of() { bash -c '. "$1"; rbc_descendants "$2"' _ "$RB_CLUSTER_SH" "$1" 2>/dev/null; }
 
+# unstick - a job RUNNING with no batch slurmstepd for STALE seconds is
+# requeued, as an admin would: Slurm 22.05 once kept a job RUNNING for 14
+# min after the kill -9 of its stepd, through two slurmd restarts, its
+# controller never told (docs/soak.md).  Not drawn from RANDOM: the plan
+# stays the seed's.  Checked every 10 s.
+STALE=${SOAK_STALE:-120}
+declare -A NOSTEP_SINCE
+NEXT_UNSTICK=0
+unstick() {
+    local j now
+    now=$(el)
+    ((now >= NEXT_UNSTICK)) || return 0
+    NEXT_UNSTICK=$((now + 10))
+    for j in $(running_jobs); do
+        if batch_stepd "$j" >/dev/null; then unset "NOSTEP_SINCE[$j]"; continue; fi
+        [[ -n ${NOSTEP_SINCE[$j]:-} ]] || { NOSTEP_SINCE[$j]=$now; continue; }
+        ((now - NOSTEP_SINCE[$j] >= STALE)) || continue
+        race
+        timeout 10 scontrol requeue "$j" 2>&1
+        flog "stale: job $j RUNNING with no batch slurmstepd for $((now - NOSTEP_SINCE[$j]))s (Slurm); scontrol requeue $j (rc $?)"
+        unset "NOSTEP_SINCE[$j]"
+        NSTALE=$((NSTALE + 1))
+    done
+}
+NSTALE=0
+
 ALLK=("${KINDS[@]}" "${HOOKS[@]}")
 gap=0
 rnd gap "$GAP_MIN" "$GAP_MAX"
@@ -242,6 +268,7 @@ next=$(($(el) + gap))
 while ((SECONDS - T_START < DEADLINE)); do
     arrive
     all_terminal && break
+    unstick
     if (($(el) >= next && $(el) < FAULT_STOP)); then
         k=${ALLK[RANDOM % ${#ALLK[@]}]}
         if fault "$k"; then
@@ -307,6 +334,7 @@ measure "seed=$SEED jobs=$NJOBS faults=$NFAULTS attempts=$NATT violations=$NVIOL
 echo "soak: faults: $(awk '{print $3}' "$FLOG" | sed 's/:$//' | sort | uniq -c | tr -s ' ' | tr '\n' ',')"
 NUNTR=$(cat "$LOGD"/trial-*.log 2>/dev/null | grep -c '^told .* F= ')
 echo "soak: $NUNTR attempts ran untracked (on_error = open), $NOPEN corrupt jobs restored more often for it"
+echo "soak: $NSTALE jobs requeued by the soak: RUNNING with no batch slurmstepd for ${STALE}s"
 echo "soak: seed $SEED, $NJOBS jobs, $NFAULTS faults, $NATT attempts, $NVIOL violations"
 [[ $RB_FAILED -gt 0 ]] && echo "soak: reproduce: make soak SEED=$SEED SECONDS=$DEADLINE (cluster logs kept in $RB_CLUSTER_DIR)"
 summary
