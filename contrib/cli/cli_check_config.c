@@ -159,6 +159,7 @@ static void print_text(const rb_config *c, const cli_requeue *r)
 	line("track", track_name(c->track));
 	line("on_error", on_error_name(c->on_error));
 	line("on_exhausted", on_exhausted_name(c->on_exhausted));
+	line("store", c->store == RB_STORE_CONTROLLER ? "controller" : "dir");
 	snprintf(buf, sizeof(buf),
 		 "max_failures <= %d, restore_retry_num <= %d, "
 		 "allow_unlimited = %s",
@@ -292,6 +293,8 @@ static json_object *config_json(const rb_config *c, const cli_requeue *r)
 	json_object_object_add(o, "on_exhausted",
 			       json_object_new_string(
 				       on_exhausted_name(c->on_exhausted)));
+	json_object_object_add(o, "store", json_object_new_string(
+		c->store == RB_STORE_CONTROLLER ? "controller" : "dir"));
 	json_object_object_add(caps, "max_failures",
 			       json_object_new_int(c->caps.max_failures));
 	json_object_object_add(caps, "restore_retry_num",

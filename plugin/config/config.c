@@ -73,6 +73,7 @@ static const char *const accounting_names[] = { "grouped", "ray", NULL };
 static const char *const track_names[] = { "all", "opt-in", NULL };
 static const char *const on_error_names[] = { "open", "closed", NULL };
 static const char *const on_exhausted_names[] = { "fail", "hold", NULL };
+static const char *const store_names[] = { "dir", "controller", NULL };
 /* The order of rb_exit_rule from RB_EXIT_RULE_FAILURE on. */
 static const char *const action_names[] = {
 	"failure", "restore_failure", "fatal", "ignore", NULL,
@@ -103,10 +104,11 @@ static const section checkpoint_section = {
 
 static const section top_section = {
 	"a group",
-	"state_dir, max_failures, restore_retry_num, restore_timeout, restore_accounting, count_preemptions, track, on_error, on_exhausted, limits, checkpoint, partitions, accounts, max_interruptions, exit_rules, requeue_exit",
+	"store, state_dir, max_failures, restore_retry_num, restore_timeout, restore_accounting, count_preemptions, track, on_error, on_exhausted, limits, checkpoint, partitions, accounts, max_interruptions, exit_rules, requeue_exit",
 	(const key_row[]){
 		{ "restore_accounting", K_ENUM, 0, C(accounting), accounting_names },
 		{ "limits", K_GROUP, 0, 0, &limits_section },
+		{ "store", K_ENUM, 0, C(store), store_names },
 		{ "state_dir", K_TEXT, T_STATE_DIR, C(state_dir), NULL },
 		{ "max_failures", K_VALUE, RB_CAP_MAX_FAILURES, C(max_failures), NULL },
 		{ "restore_retry_num", K_VALUE, RB_CAP_RESTORE_RETRIES, C(restore_retry_num), NULL },
@@ -679,6 +681,7 @@ rb_config *rb_config_defaults(void)
 		.restore_timeout = 300, .accounting = RB_ACCOUNTING_GROUPED,
 		.max_interruptions = RB_UNLIMITED, .track = RB_TRACK_ALL,
 		.on_error = RB_ON_ERROR_OPEN, .on_exhausted = RB_ON_EXHAUSTED_FAIL,
+		.store = RB_STORE_DIR,
 		.caps = { .max_failures = 10, .restore_retry_num = 10,
 			  .max_interruptions = -1, .allow_unlimited = false },
 	};

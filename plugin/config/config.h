@@ -29,6 +29,9 @@
 typedef enum { RB_TRACK_ALL = 0, RB_TRACK_OPT_IN } rb_track;
 typedef enum { RB_ON_ERROR_OPEN = 0, RB_ON_ERROR_CLOSED } rb_on_error;
 typedef enum { RB_ON_EXHAUSTED_FAIL = 0, RB_ON_EXHAUSTED_HOLD } rb_on_exhausted;
+/* Where the budget lives (DESIGN 14; docs/stores.md): the shared state_dir
+ * ledger, or one line of the job's AdminComment in the controller. */
+typedef enum { RB_STORE_DIR = 0, RB_STORE_CONTROLLER } rb_store_kind;
 
 /* A partial set of limits: a partition's, an account's, or a job's options. */
 typedef struct {
@@ -78,6 +81,7 @@ typedef struct {
 	rb_track track;
 	rb_on_error on_error;
 	rb_on_exhausted on_exhausted;
+	rb_store_kind store;
 	struct {
 		int max_failures;
 		int restore_retry_num;

@@ -298,7 +298,7 @@ expect "check-config (from \$RESTORE_BUDGET_CONFIG): summary" 0 \
 	'^corrupt checkpoint: +6 restore attempts before a job is refused$'
 run "$CLI" check-config "$T/bad-key.conf"
 expect "check-config: unknown key, exact file:line" 1 '!.' \
-	"2>^restore-budget: $T/bad-key.conf:3: unknown key \"restore_retries\" \\(known keys: state_dir, "
+	"2>^restore-budget: $T/bad-key.conf:3: unknown key \"restore_retries\" \\(known keys: store, state_dir, "
 expect_true "check-config: the message is the first stderr line, exactly" \
 	test "$(head -1 <<<"$ERR" | cut -d'(' -f1)" = "restore-budget: $T/bad-key.conf:3: unknown key \"restore_retries\" "
 run "$CLI" check-config --json "$T/bad-type.conf"

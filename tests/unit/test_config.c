@@ -127,6 +127,7 @@ static void test_defaults_match_design(void **state)
 	assert_int_equal(c->track, RB_TRACK_ALL);
 	assert_int_equal(c->on_error, RB_ON_ERROR_OPEN);
 	assert_int_equal(c->on_exhausted, RB_ON_EXHAUSTED_FAIL);
+	assert_int_equal(c->store, RB_STORE_DIR);
 	assert_int_equal(c->caps.max_failures, 10);
 	assert_int_equal(c->caps.restore_retry_num, 10);
 	assert_false(c->caps.allow_unlimited);
@@ -164,6 +165,7 @@ static void test_every_key_is_parsed(void **state)
 		"track = \"opt-in\";\n"
 		"on_error = \"closed\";\n"
 		"on_exhausted = \"hold\";\n"
+		"store = \"controller\";\n"
 		"limits = { max_failures = 20; restore_retry_num = 8;\n"
 		"           allow_unlimited = true; };\n"
 		"checkpoint = { pattern = \"ckpt-*\"; latest = \"LATEST\"; };\n"
@@ -184,6 +186,7 @@ static void test_every_key_is_parsed(void **state)
 	assert_int_equal(c->track, RB_TRACK_OPT_IN);
 	assert_int_equal(c->on_error, RB_ON_ERROR_CLOSED);
 	assert_int_equal(c->on_exhausted, RB_ON_EXHAUSTED_HOLD);
+	assert_int_equal(c->store, RB_STORE_CONTROLLER);
 	assert_int_equal(c->caps.max_failures, 20);
 	assert_int_equal(c->caps.restore_retry_num, 8);
 	assert_true(c->caps.allow_unlimited);
@@ -431,7 +434,7 @@ static void test_nul_byte_is_a_syntax_error(void **state)
 static void test_unknown_top_level_key(void **state)
 {
 	load_fails(*state, "max_failures = 1;\nmax_failure = 2;\n", 2,
-		   "unknown key \"max_failure\" (known keys: state_dir, max_failures, restore_retry_num, restore_timeout, restore_accounting, count_preemptions, track, on_error, on_exhausted, limits, checkpoint, partitions, accounts, max_interruptions, exit_rules, requeue_exit)");
+		   "unknown key \"max_failure\" (known keys: store, state_dir, max_failures, restore_retry_num, restore_timeout, restore_accounting, count_preemptions, track, on_error, on_exhausted, limits, checkpoint, partitions, accounts, max_interruptions, exit_rules, requeue_exit)");
 }
 
 static void test_unknown_nested_keys_name_the_dotted_path(void **state)
@@ -486,6 +489,8 @@ static void test_bad_enum_values_list_the_allowed_ones(void **state)
 		   "on_error = \"ignore\" is not valid: must be \"open\" or \"closed\" " FIX);
 	load_fails(f, "on_exhausted = \"Fail\";\n", 1,
 		   "on_exhausted = \"Fail\" is not valid: must be \"fail\" or \"hold\" " FIX);
+	load_fails(f, "store = \"nfs\";\n", 1,
+		   "store = \"nfs\" is not valid: must be \"dir\" or \"controller\" " FIX);
 }
 
 /* ---- errors: ranges and caps -------------------------------------------- */
