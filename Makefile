@@ -52,7 +52,8 @@ RULE_SRC   := $(addprefix plugin/rule/,engine.c fallback.c identity.c \
                 record.c record_parse.c step.c)
 STORE_SRC  := $(addprefix plugin/store/,admin_comment.c eventlog.c \
                 eventlog_fold.c eventsum.c ledger.c ledger_fs.c ledger_lock.c \
-                ledger_scan.c ledger_seam.c node_note.c)
+                ledger_scan.c ledger_seam.c line_store.c budget_line.c \
+                node_note.c)
 USER_SRC   := $(addprefix plugin/user/,ack.c checkpoint.c checkpoint_id.c)
 SLURM_SRC  := $(addprefix plugin/slurm/,child.c job_addr.c scontrol.c \
                 slurmconf.c)

@@ -53,12 +53,12 @@ void rb_admin_comment_line(const char *kind, const char *reason, char *out,
 	rb_strlcpy(out, line, len);
 }
 
-/* Is this line of the comment the plugin's own? */
-static bool is_own_line(const char *s, size_t n)
+/* Is this line of the comment the tag's (the reason's, or the budget's)? */
+static bool is_own_line(const char *s, size_t n, const char *tag)
 {
-	size_t p = strlen(RB_PREFIX);
+	size_t p = strlen(tag);
 
-	return n >= p && memcmp(s, RB_PREFIX, p) == 0;
+	return n >= p && memcmp(s, tag, p) == 0;
 }
 
 /* The merged comment as it is built. */
@@ -90,6 +90,12 @@ static int add_line(comment_buf *b, const char *s, size_t n)
 int rb_admin_comment_merge(const char *old, const char *line, char *out,
 			   size_t len)
 {
+	return rb_admin_comment_merge_tagged(old, RB_PREFIX, line, out, len);
+}
+
+int rb_admin_comment_merge_tagged(const char *old, const char *tag,
+				  const char *line, char *out, size_t len)
+{
 	comment_buf b = { out, len, 0, 0 };
 	const char *p = old;
 	bool placed = false;
@@ -100,7 +106,7 @@ int rb_admin_comment_merge(const char *old, const char *line, char *out,
 	/* every '\n' separates two lines (a final one: an empty last line) */
 	for (;;) {
 		size_t n = strcspn(p, "\n");
-		bool own = is_own_line(p, n), last = p[n] == '\0';
+		bool own = is_own_line(p, n, tag), last = p[n] == '\0';
 		int rc = 0;
 
 		if (last && n == 0 && !placed)

@@ -41,6 +41,11 @@ void rb_admin_comment_line(const char *kind, const char *reason, char *out,
  */
 int rb_admin_comment_merge(const char *old, const char *line, char *out,
 			   size_t len);
+/* The same for the lines that start with `tag` (the reason's is RB_PREFIX,
+ * the budget's RB_BUDGET_TAG: neither starts with the other, so writing
+ * one never removes the other). */
+int rb_admin_comment_merge_tagged(const char *old, const char *tag,
+				  const char *line, char *out, size_t len);
 
 /*
  * The head of one job's line in the plugin's squeue output: "<JobID>|

@@ -16,6 +16,7 @@
 #include "base/base.h"
 #include "rule/rule.h"
 #include "ledger.h"
+#include "admin_comment.h"
 
 /* One event line at its longest (two escaped paths and the fields). */
 #define RB_EVENT_LINE_MAX (3 * RB_PATH_MAX + 2048)
@@ -86,5 +87,40 @@ typedef struct {
 /* Both strings must outlive the store. Returns &d->store. */
 rb_store *rb_store_dir_init(rb_store_dir *d, const char *state_dir,
 			    const char *cluster);
+
+/* How the controller store reaches one job's AdminComment (the glue: squeue
+ * to read, scontrol update to write, each with a deadline). */
+typedef struct {
+	/* The whole comment ("" if none) into out (len bytes): 0 or -1. */
+	int (*read)(void *ctx, char *out, size_t len, rb_err *err);
+	/* Replace it: 0 or -1 (the controller refuses once the job is
+	 * COMPLETING: docs/stores.md). */
+	int (*write)(void *ctx, const char *comment, rb_err *err);
+	void *ctx;
+} rb_comment_io;
+
+/*
+ * store = "controller" behind the seam (line_store.c; docs/stores.md): one
+ * job's record is `ident` (who the job is, from the controller and the
+ * batch step) with the budget of its AdminComment's budget line
+ * (budget_line.h). No lock and no history: an apply reads the comment,
+ * applies, and writes it back with every other line kept byte for byte;
+ * the attempt index makes a replayed apply change nothing. The comment as
+ * last read or written is kept, so that one callback reads once.
+ */
+typedef struct {
+	rb_store store;
+	const rb_record *ident;
+	rb_comment_io io;
+	bool cached;
+	char comment[RB_ADMIN_COMMENT_MAX + 1];
+	char where[RB_JOB_ADDR_MAX + 32];
+} rb_store_line;
+
+/* ident (its job_id is the only job this store knows) must outlive it. */
+rb_store *rb_store_line_init(rb_store_line *s, const rb_record *ident,
+			     const rb_comment_io *io);
+/* Forget the comment kept: the next call asks the controller again. */
+void rb_store_line_forget(rb_store_line *s);
 
 #endif

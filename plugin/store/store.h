@@ -11,6 +11,7 @@
 #include "eventsum.h"
 #include "node_note.h"
 #include "admin_comment.h"
+#include "budget_line.h"
 #include "seam.h"
 
 #endif
