@@ -172,6 +172,64 @@ int rb_controller_admin_comment(const rb_controller *c, const rb_job_ref *job,
 	return 0;
 }
 
+int rb_budget_read_split(const char *text, rb_ctl_job *info, char *out,
+			 size_t len)
+{
+	const char *p = text, *q;
+	char *end;
+	long long n;
+	size_t s;
+
+	memset(info, 0, sizeof(*info));
+	errno = 0;
+	n = strtoll(p, &end, 10);
+	if (errno || end == p || *end != '|' || n < 0 || *p == '-' || *p == '+')
+		return -1;
+	info->have_restarts = true;
+	info->restarts = n;
+	q = end + 1;
+	s = strspn(q, "ABCDEFGHIJKLMNOPQRSTUVWXYZ");
+	if (s == 0 || s >= sizeof(info->state) || q[s] != '|')
+		return -1;
+	memcpy(info->state, q, s);
+	info->state[s] = '\0';
+	q += s + 1;
+	if (strcmp(q, "(null)") == 0)
+		q = "";
+	return rb_strlcpy(out, q, len) < 0 ? -1 : 0;
+}
+
+int rb_controller_budget_read(const rb_controller *c, const rb_job_ref *job,
+			      rb_ctl_job *info, char *out, size_t len,
+			      rb_err *err)
+{
+	char id[RB_JOB_ADDR_MAX], prog[RB_PATH_MAX + 16];
+	/* the comment last (it may hold '|' and newlines); before it only
+	 * fields no user names (a number, a state) */
+	const char *argv[] = { prog, "--noheader", "--states=all", "--jobs", id,
+			       "--Format=JobID:0|,JobArrayID:0|,RestartCnt:0|,StateCompact:0|,admin_comment:0|",
+			       NULL };
+	static char text[RB_ADMIN_COMMENT_MAX + 128];
+	static char rest[RB_ADMIN_COMMENT_MAX + 64];
+	int rc;
+
+	snprintf(prog, sizeof(prog), "%s/squeue", c->bindir);
+	addr_of(job, id);
+	if (run(c, argv, text, sizeof(text), err) < 0)
+		return -1;
+	if (strlen(text) >= sizeof(text) - 1)
+		return rb_err_set(err, "squeue --jobs %s: AdminComment longer than %d bytes",
+				  id, RB_ADMIN_COMMENT_MAX);
+	rc = rb_admin_comment_parse(text, job->job_id, id, rest, sizeof(rest));
+	if (rc > 0)
+		return rb_err_set(err, "squeue --jobs %s listed other jobs too",
+				  id);
+	if (rc < 0 || rb_budget_read_split(rest, info, out, len) < 0)
+		return rb_err_set(err, "squeue --jobs %s: no such job, or unexpected output",
+				  id);
+	return 0;
+}
+
 int rb_controller_comment(const rb_controller *c, const rb_job_ref *job,
 			  const char *comment, rb_err *err)
 {

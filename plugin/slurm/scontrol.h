@@ -51,6 +51,7 @@ typedef struct {
 	bool have_preempt;
 	bool preempted;          /* PreemptTime is not None */
 	char account[RB_NAME_MAX];
+	char state[16];          /* StateCompact ("R", "CG", "PD"...), or "" */
 } rb_ctl_job;
 
 /* Parse `squeue --noheader --Format=JobID:0|,JobArrayID:0|,RestartCnt:0|,
@@ -72,6 +73,18 @@ int rb_controller_job(const rb_controller *c, const rb_job_ref *job,
  * must not be written back cut). */
 int rb_controller_admin_comment(const rb_controller *c, const rb_job_ref *job,
 				char *out, size_t len, rb_err *err);
+
+/* store = "controller": the job's AdminComment (as above) and, from the
+ * same squeue, its restart count and state (out->restarts, out->state):
+ * one question a callback. 0, or -1 with err set. */
+int rb_controller_budget_read(const rb_controller *c, const rb_job_ref *job,
+			      rb_ctl_job *info, char *out, size_t len,
+			      rb_err *err);
+/* Split "RestartCnt|StateCompact|comment" (what rb_admin_comment_parse
+ * leaves of the line above) into info and out ("(null)": ""). 0 or -1.
+ * Pure (tests/unit/test_controller.c). */
+int rb_budget_read_split(const char *text, rb_ctl_job *info, char *out,
+			 size_t len);
 
 /* Set the job's AdminComment to `comment` (replacing it; see
  * admin_comment.h for keeping the site's text). 0 or -1. */

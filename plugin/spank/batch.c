@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include <slurm/slurm.h>
 #include <slurm/spank.h>
@@ -301,6 +302,12 @@ static struct {
 	rb_record rec;         /* as the start leaves it, then as written */
 	rb_start_result res;
 	char kept[RB_PATH_MAX]; /* the checkpoint on record before handing */
+	/* store = "controller" (docs/stores.md) */
+	bool controller;
+	char work_dir[RB_PATH_MAX]; /* user_init's cwd: the job's work dir */
+	rb_record ident;       /* who the job is, for the line store */
+	controller_job cj;
+	rb_store_line line;
 } plan;
 
 /*
@@ -400,6 +407,64 @@ static void note_failed(const rb_config *cfg, const char *what)
 	step_error(cfg, what);
 }
 
+/* The job's account for the limits: Slurm sets SLURM_JOB_ACCOUNT in the
+ * step only when the job has one, so a user's own would stand in: with
+ * accounts in the config, the controller's is taken. */
+static const char *account_for_limits(const rb_config *cfg)
+{
+	if (cfg->n_accounts == 0)
+		return plan.ident.account[0] ? plan.ident.account : NULL;
+	controller_account(&step.task, plan.account, sizeof(plan.account));
+	return plan.account[0] ? plan.account : NULL;
+}
+
+/* store = "controller": this attempt from the controller's record (its
+ * restart count is the attempt, its AdminComment's line the budget: one
+ * squeue) and the batch step's view of the job; no prolog, no note
+ * (docs/stores.md). 0, or -1 (said why; on_error applied). */
+static int plan_in_controller(spank_t sp, const rb_config *cfg)
+{
+	rb_job_info *job = &plan.job;
+	rb_record *id = &plan.ident;
+	rb_comment_io io;
+	rb_err err;
+	int found;
+
+	record_of_step(sp, id);
+	rb_strlcpy(id->work_dir, plan.work_dir, sizeof(id->work_dir));
+	rb_strlcpy(id->checkpoint_dir, plan.ckpt_dir, sizeof(id->checkpoint_dir));
+	plan.cj.job = step.task;
+	io = controller_comment_io(&plan.cj);
+	plan.st = rb_store_line_init(&plan.line, id, &io);
+	found = plan.st->ops->load(plan.st, step.job_id, &plan.seen, &err);
+	if (found < 0) {
+		step_error(cfg, err.msg);
+		return -1;
+	}
+	memset(job, 0, sizeof(*job));
+	job->cluster = id->cluster;
+	job->job_id = id->job_id;
+	job->array_job_id = id->array_job_id;
+	job->array_task_id = id->array_task_id;
+	job->attempt = plan.cj.info.restarts;
+	job->uid = id->uid;
+	job->gid = id->gid;
+	job->user = id->user;
+	job->partition = id->partition[0] ? id->partition : NULL;
+	job->account = account_for_limits(cfg);
+	job->work_dir = id->work_dir;
+	job->submission = id->submission[0] ? id->submission : NULL;
+	job->checkpoint_dir = plan.ckpt_dir[0] ? plan.ckpt_dir : NULL;
+	job->options = *plan.opts;
+	job->now = time(NULL);
+	plan.rec = plan.seen;
+	plan.seq = found == 0 ? plan.seen.seq : 0;
+	plan.starts = plan.controller = true;
+	rb_lifecycle_preview(cfg, job, found == 0, &plan.res, &plan.rec);
+	rb_strlcpy(plan.kept, plan.rec.budget.checkpoint, sizeof(plan.kept));
+	return 0;
+}
+
 /* First root part: the job (from the note, else from its record) and its
  * record as the start will leave it, for the checkpoint search. 0, or -1
  * (said why; nothing to export). */
@@ -409,7 +474,9 @@ static int plan_attempt(spank_t sp, const rb_config *cfg)
 	rb_err err;
 	int found;
 
-	plan.from_note = plan.starts = false;
+	plan.from_note = plan.starts = plan.controller = false;
+	if (cfg->store == RB_STORE_CONTROLLER)
+		return plan_in_controller(sp, cfg);
 	plan.st = rb_store_dir_init(&plan.dir, cfg->state_dir, step.cluster);
 	/* an end of this job's last attempt kept here goes on record first */
 	node = this_node(step.cluster);
@@ -445,10 +512,12 @@ static void report_start(const rb_config *cfg)
 	bool refused = res->decision == RB_DECISION_REFUSE;
 	char addr[RB_JOB_ADDR_MAX];
 
-	if (plan.from_note && res->warnings[0])
+	bool regular = plan.from_note || plan.controller;
+
+	if (regular && res->warnings[0])
 		add_warning("%s", res->warnings);
-	step.clamps_said = plan.from_note;
-	if (!plan.from_note)
+	step.clamps_said = regular;
+	if (!regular)
 		rb_log(RB_LOG_INFO, "job %u attempt %" PRId64 " started without a prolog: %s",
 		       step.job_id, job->attempt, res->reason);
 	if (res->duplicate)
@@ -459,7 +528,7 @@ static void report_start(const rb_config *cfg)
 		hold_exhausted(&step.task, res->reason);
 		return;
 	}
-	if (plan.from_note)
+	if (regular)
 		rb_log(refused ? RB_LOG_WARNING : RB_LOG_INFO,
 		       "job %s attempt %" PRId64 ": %s%s",
 		       rb_job_addr(job->job_id, job->array_job_id,
@@ -491,9 +560,12 @@ static int write_attempt(spank_t sp, const rb_config *cfg)
 		return -1;
 	}
 	if (rc < 0 && plan.starts) {
-		rb_log(RB_LOG_ERROR, "job %u attempt %" PRId64 " (no prolog): %s",
-		       step.job_id, step.attempt, err.msg);
-		step_error(cfg, "this attempt could not be recorded in the ledger (see slurmd.log)");
+		rb_log(RB_LOG_ERROR, "job %u attempt %" PRId64 "%s: %s",
+		       step.job_id, step.attempt,
+		       plan.controller ? "" : " (no prolog)", err.msg);
+		step_error(cfg, plan.controller ?
+			   "this attempt could not be recorded in its AdminComment (see slurmd.log)" :
+			   "this attempt could not be recorded in the ledger (see slurmd.log)");
 		return -1;
 	}
 	if (rc < 0) {
@@ -509,7 +581,7 @@ static int write_attempt(spank_t sp, const rb_config *cfg)
 	if (rc == 0 && plan.starts)
 		report_start(cfg);
 	/* no note: this node's epilog must still record the end */
-	if (!plan.from_note && rb_note_mark(run_dir, node_name(), step.cluster,
+	if (!plan.from_note && !plan.controller && rb_note_mark(run_dir, node_name(), step.cluster,
 					    step.job_id, &err) < 0)
 		rb_log(RB_LOG_ERROR, "job %u: %s", step.job_id, err.msg);
 	return 0;
@@ -547,7 +619,8 @@ static bool tracked_here(const rb_config *cfg, bool has_options)
 {
 	if (!job_is_tracked(cfg, has_options))
 		return false;
-	if (prolog_flags() & RB_PF_RUN_IN_JOB) {
+	if (cfg->store != RB_STORE_CONTROLLER &&
+	    (prolog_flags() & RB_PF_RUN_IN_JOB)) {
 		/* untracked, as slurmd said at start; tell the job too */
 		add_warning("this cluster runs PrologFlags=RunInJob, under which Slurm runs no SPANK prolog or epilog: job %u runs without a restore budget",
 			    step.job_id);
@@ -648,6 +721,9 @@ void batch_user_init(spank_t sp)
 	    ESPANK_SUCCESS)
 		rb_strlcpy(name, "cluster", sizeof(name));
 	rb_strlcpy(step.cluster, name, sizeof(step.cluster));
+	/* slurmstepd has just changed to the job's work dir (or /tmp) */
+	if (!getcwd(plan.work_dir, sizeof(plan.work_dir)))
+		plan.work_dir[0] = '\0';
 	plan.opts = &opts;
 	plan.ckpt_dir = ckpt_dir;
 	if (as_root(plan_attempt, sp, cfg) < 0)
@@ -711,4 +787,56 @@ int batch_task_init(spank_t sp)
 	fputs(step.refuse_msg, stderr);
 	fflush(stderr);
 	return -1;
+}
+
+/* The attempt's end from the batch script's wait status. */
+static void end_of_status(int status, rb_end_info *end)
+{
+	memset(end, 0, sizeof(*end));
+	end->restart_count = step.attempt;
+	if (WIFEXITED(status))
+		end->exit_code = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status))
+		end->signal = WTERMSIG(status);
+	end->now = time(NULL);
+}
+
+/*
+ * store = "controller": the end of an attempt that ended by itself, written
+ * here, before the batch step reports completion: the controller refuses
+ * the update from COMPLETING on, so no epilog could (docs/stores.md, "Where
+ * each event happens"). Only while the controller still has the job
+ * RUNNING: a job it requeues, preempts, cancels or times out is COMPLETING
+ * by the time its script dies, and that attempt keeps no end: interrupted,
+ * as the rule has it. One read, one write.
+ */
+void batch_task_exit(spank_t sp)
+{
+	char a[RB_JOB_ADDR_MAX];
+	rb_end_info end;
+	int status = 0;
+	rb_err err;
+
+	if (!plan.controller || !step.tracked ||
+	    spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS)
+		return;
+	rb_job_addr(step.job_id, step.task.array_job_id,
+		    step.task.array_task_id, a);
+	start_clock();
+	rb_store_line_forget(&plan.line);
+	if (plan.st->ops->load(plan.st, step.job_id, &plan.rec, &err) < 0) {
+		rb_log(RB_LOG_ERROR, "job %s attempt %" PRId64 ": its end is not recorded (it will count as interrupted): %s",
+		       a, step.attempt, err.msg);
+		return;
+	}
+	if (strcmp(plan.cj.info.state, "R") != 0 ||
+	    plan.cj.info.restarts != step.attempt) {
+		rb_log(RB_LOG_INFO, "job %s attempt %" PRId64 ": ended by the controller (state %s): no end recorded, an interruption",
+		       a, step.attempt, plan.cj.info.state);
+		return;
+	}
+	end_of_status(status, &end);
+	if (rb_lifecycle_end_in(plan.st, step.job_id, &end, &err) < 0)
+		rb_log(RB_LOG_ERROR, "job %s attempt %" PRId64 ": its end is not recorded (it will count as interrupted): %s",
+		       a, step.attempt, err.msg);
 }

@@ -154,6 +154,34 @@ refuse:
 	controller_note_reason(job, "refused", reason);
 }
 
+static int comment_read(void *ctx, char *out, size_t len, rb_err *err)
+{
+	controller_job *cj = ctx;
+	rb_controller c = controller();
+
+	cj->read = false;
+	if (rb_controller_budget_read(&c, &cj->job, &cj->info, out, len,
+				      err) < 0)
+		return -1;
+	cj->read = true;
+	return 0;
+}
+
+static int comment_write(void *ctx, const char *comment, rb_err *err)
+{
+	controller_job *cj = ctx;
+	rb_controller c = controller();
+
+	return rb_controller_comment(&c, &cj->job, comment, err);
+}
+
+rb_comment_io controller_comment_io(controller_job *cj)
+{
+	rb_comment_io io = { comment_read, comment_write, cj };
+
+	return io;
+}
+
 /* The job's restart count according to the controller, or -1. */
 int64_t controller_restart_count(const rb_job_ref *job)
 {

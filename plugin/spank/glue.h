@@ -56,6 +56,15 @@ void hold_exhausted(const rb_job_ref *job, const char *reason);
 void controller_note_reason(const rb_job_ref *job, const char *kind,
 			    const char *reason);
 int64_t controller_restart_count(const rb_job_ref *job);
+/* store = "controller": the job's AdminComment through squeue and scontrol
+ * update (the line store's io); what the last read said of the job is in
+ * info (restart count, state). */
+typedef struct {
+	rb_job_ref job;
+	rb_ctl_job info;
+	bool read;          /* info is from a read of this callback */
+} controller_job;
+rb_comment_io controller_comment_io(controller_job *cj);
 
 /* --- the contexts --- */
 int allocator_post_opt(spank_t sp);         /* allocator.c */
@@ -65,5 +74,6 @@ void epilog(void);                          /* job_script.c */
 bool is_batch_step(spank_t sp);             /* batch.c */
 void batch_user_init(spank_t sp);
 int batch_task_init(spank_t sp);
+void batch_task_exit(spank_t sp);
 
 #endif

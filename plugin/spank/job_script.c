@@ -59,7 +59,9 @@ void prolog(spank_t sp)
 		       err.msg, env_or("SLURM_JOB_ID", "?"));
 		return;
 	}
-	if (!job_is_tracked(cfg, read_options(sp, &job.options, t.ckpt_dir,
+	/* store = "controller": the batch step does it all (docs/stores.md) */
+	if (cfg->store == RB_STORE_CONTROLLER ||
+	    !job_is_tracked(cfg, read_options(sp, &job.options, t.ckpt_dir,
 					      sizeof(t.ckpt_dir))))
 		goto out;
 	if (!job_from_env(&job, &t)) {

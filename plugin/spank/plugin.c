@@ -233,6 +233,16 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 	enter(ac, av);
 	return batch_task_init(sp); /* the one safe refusal */
 }
+/* store = "controller": a self-ended attempt's end, before the batch step
+ * reports completion (batch.c). */
+int slurm_spank_task_exit(spank_t sp, int ac, char **av)
+{
+	enter(ac, av);
+	if (spank_remote(sp) && is_batch_step(sp))
+		batch_task_exit(sp);
+	return 0;
+}
+
 int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
 {
 	(void)sp; /* the epilog reads only its environment */

@@ -16,11 +16,13 @@
 /* Said at slurmd start: what the PrologFlags in force mean here, and what
  * asking the controller needs
  * (README "Slurm releases"). */
-static void log_slurm_setup(void)
+static void log_slurm_setup(const rb_config *cfg)
 {
 	unsigned flags = prolog_flags();
 
-	if (flags & RB_PF_RUN_IN_JOB)
+	if ((flags & RB_PF_RUN_IN_JOB) && cfg && cfg->store == RB_STORE_CONTROLLER)
+		rb_log(RB_LOG_INFO, "PrologFlags=RunInJob: supported (store = \"controller\" needs no prolog or epilog)");
+	else if (flags & RB_PF_RUN_IN_JOB)
 		rb_log(RB_LOG_ERROR, "PrologFlags=RunInJob is not supported: Slurm runs no SPANK prolog or epilog under it, so no attempt can be counted; every job runs untracked (no budget, no refusal) until RunInJob is removed from slurm.conf");
 	else if (flags & RB_PF_ALLOC)
 		rb_log(RB_LOG_INFO, "PrologFlags=%s: supported",
@@ -47,9 +49,12 @@ void slurmd_init(void)
 	if (!cfg)
 		rb_log(RB_LOG_ERROR, "%s: jobs will run untracked or be refused (on_error) until it is fixed",
 		       err.msg);
+	else if (cfg->store == RB_STORE_CONTROLLER)
+		rb_log(RB_LOG_INFO, "config %s loaded (store controller: each job's budget in its AdminComment)",
+		       cfg->path);
 	else
 		rb_log(RB_LOG_INFO, "config %s loaded (state_dir %s)",
 		       cfg->path, cfg->state_dir);
+	log_slurm_setup(cfg);
 	rb_config_free(cfg);
-	log_slurm_setup();
 }
