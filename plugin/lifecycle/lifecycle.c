@@ -176,6 +176,24 @@ static void confirm_by_ack(rb_record *rec, rb_events *e)
 		ev_raw(e, "confirmed_previous", "ack");
 }
 
+/* store = "controller": an attempt the controller requeued has no end on
+ * record (no epilog writes one); it ends when the requeue finished, so
+ * that restore_timeout confirms it as an epilog's end would (a few
+ * seconds late at most: docs/stores.md, "Confirmations"). */
+static void end_by_requeue(rb_record *rec, const rb_job_info *job,
+			   rb_events *e)
+{
+	rb_attempt *cur = &rec->budget.cur;
+
+	if (job->requeued_at <= 0 || cur->attempt < 0 ||
+	    cur->attempt >= job->attempt || cur->end != RB_END_NONE ||
+	    job->requeued_at < cur->start_time)
+		return;
+	if (rb_engine_end(&rec->budget, cur->attempt, RB_END_INTERRUPTED, 0,
+			  job->requeued_at))
+		ev_int(e, "previous_requeued_at", job->requeued_at);
+}
+
 /* The start event's account of what was decided and charged. */
 static void ev_decision(rb_events *e, const rb_start_result *out,
 			const rb_budget *b)
@@ -263,6 +281,7 @@ static int start_step(rb_record *rec, bool found, rb_events *e,
 	ev_raw(e, "kind", "start");
 	ev_int(e, "attempt", job->attempt);
 	confirm_by_ack(rec, e);
+	end_by_requeue(rec, job, e);
 	fill_job_fields(rec, job);
 	rb_fallback_before_start(rec, &prev);
 	out->decision = rb_engine_start_ruled(b, job->attempt, &out->limits,

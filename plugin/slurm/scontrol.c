@@ -2,6 +2,7 @@
  * scontrol.c - questions to the controller, each with a deadline
  * (scontrol.h; docs/slurm-facts.md, "Asking the controller").
  */
+#define _XOPEN_SOURCE 700 /* strptime */
 #include "scontrol.h"
 
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "store/store.h"
 
@@ -172,6 +174,29 @@ int rb_controller_admin_comment(const rb_controller *c, const rb_job_ref *job,
 	return 0;
 }
 
+/* "2026-12-02T16:21:53|" (SLURM_TIME_FORMAT=standard, local time) at p:
+ * past its '|', *t its unix time (0 for "Unknown" or "None"). NULL if p
+ * holds no field. */
+static const char *submit_time_of(const char *p, int64_t *t)
+{
+	const char *bar = strchr(p, '|');
+	struct tm tm;
+	char *end;
+
+	*t = 0;
+	if (!bar)
+		return NULL;
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(p, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (end == bar) {
+		tm.tm_isdst = -1;
+		*t = (int64_t)mktime(&tm);
+		if (*t < 0)
+			*t = 0;
+	}
+	return bar + 1;
+}
+
 int rb_budget_read_split(const char *text, rb_ctl_job *info, char *out,
 			 size_t len)
 {
@@ -194,6 +219,9 @@ int rb_budget_read_split(const char *text, rb_ctl_job *info, char *out,
 	memcpy(info->state, q, s);
 	info->state[s] = '\0';
 	q += s + 1;
+	q = submit_time_of(q, &info->submit_time);
+	if (!q)
+		return -1;
 	if (strcmp(q, "(null)") == 0)
 		q = "";
 	return rb_strlcpy(out, q, len) < 0 ? -1 : 0;
@@ -207,7 +235,7 @@ int rb_controller_budget_read(const rb_controller *c, const rb_job_ref *job,
 	/* the comment last (it may hold '|' and newlines); before it only
 	 * fields no user names (a number, a state) */
 	const char *argv[] = { prog, "--noheader", "--states=all", "--jobs", id,
-			       "--Format=JobID:0|,JobArrayID:0|,RestartCnt:0|,StateCompact:0|,admin_comment:0|",
+			       "--Format=JobID:0|,JobArrayID:0|,RestartCnt:0|,StateCompact:0|,SubmitTime:0|,admin_comment:0|",
 			       NULL };
 	static char text[RB_ADMIN_COMMENT_MAX + 128];
 	static char rest[RB_ADMIN_COMMENT_MAX + 64];

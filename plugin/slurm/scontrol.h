@@ -52,6 +52,7 @@ typedef struct {
 	bool preempted;          /* PreemptTime is not None */
 	char account[RB_NAME_MAX];
 	char state[16];          /* StateCompact ("R", "CG", "PD"...), or "" */
+	int64_t submit_time;     /* unix seconds (a requeue sets it), 0: unknown */
 } rb_ctl_job;
 
 /* Parse `squeue --noheader --Format=JobID:0|,JobArrayID:0|,RestartCnt:0|,
@@ -80,7 +81,7 @@ int rb_controller_admin_comment(const rb_controller *c, const rb_job_ref *job,
 int rb_controller_budget_read(const rb_controller *c, const rb_job_ref *job,
 			      rb_ctl_job *info, char *out, size_t len,
 			      rb_err *err);
-/* Split "RestartCnt|StateCompact|comment" (what rb_admin_comment_parse
+/* Split "RestartCnt|StateCompact|SubmitTime|comment" (what rb_admin_comment_parse
  * leaves of the line above) into info and out ("(null)": ""). 0 or -1.
  * Pure (tests/unit/test_controller.c). */
 int rb_budget_read_split(const char *text, rb_ctl_job *info, char *out,

@@ -457,6 +457,7 @@ static int plan_in_controller(spank_t sp, const rb_config *cfg)
 	job->checkpoint_dir = plan.ckpt_dir[0] ? plan.ckpt_dir : NULL;
 	job->options = *plan.opts;
 	job->now = time(NULL);
+	job->requeued_at = plan.cj.info.submit_time;
 	plan.rec = plan.seen;
 	plan.seq = found == 0 ? plan.seen.seq : 0;
 	plan.starts = plan.controller = true;

@@ -39,6 +39,10 @@ typedef struct {
 				    * rb_record_names_another_job) */
 	rb_overrides options;      /* parsed job options */
 	int64_t now;
+	/* store = "controller": when the controller finished requeueing the
+	 * attempt on record (the job's SubmitTime since), for an attempt with
+	 * no end; 0 = unknown (docs/stores.md, "Confirmations") */
+	int64_t requeued_at;
 } rb_job_info;
 
 /* A job read back from a note; job's strings point into the buffers. */

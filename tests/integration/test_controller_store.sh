@@ -10,7 +10,11 @@
 #      AdminComment nor move the budget with Comment;
 #   b: restores and acknowledges, M=0: its preemption costs nothing, it
 #      completes, and its line says so (a self-ended attempt's end is written
-#      before the step reports completion).
+#      before the step reports completion);
+#   c: (after them) restores and never acknowledges, --restore-timeout=4,
+#      M=0 R=1, preempted twice: attempt 1 ran past 4 s, and although no
+#      epilog wrote its end, the next start ends it at the requeue's time
+#      (SubmitTime) and restore_timeout confirms it: attempt 2 runs, r=0.
 . "$(dirname "$0")/lib.sh"
 T0=$SECONDS
 
@@ -77,6 +81,23 @@ expect "job $B: Restarts" "$(job_field "$B" Restarts)" 1
 check "job $B attempt 1 acknowledged" grep -q "^trial\[$B\.1\]: acknowledged restore" "$OB"
 for kv in a=1 F=0 r=0 i=1 ph=2 e=3 cf=1; do
     expect "job $B: line ${kv%%=*} (preemption free, ack, exit 0)" "$(line "$B" "${kv%%=*}")" "${kv#*=}"
+done
+
+rb_workdir timeout >/dev/null
+C=$(TRIAL_NO_ACK=1 TRIAL_STEPS=14 TRIAL_CKPT_EVERY=1 submit_as_user -p low --checkpoint-dir=ckpt \
+    --max-failures=0 --restore-retries=1 --restore-timeout=4 "$RB_ROOT/contrib/jobs/trial.sh") || { fail "sbatch c"; summary; }
+OC=$RB_WORKDIR/trial-$C.out
+checkq "job $C wrote a checkpoint" wait_grep "$OC" "^trial\[$C\.0\]: checkpoint step 2\$" 120
+checkq "job $C attempt 0 preempted" preempt "$C" 30
+checkq "job $C attempt 1 restored" wait_grep "$OC" "^trial\[$C\.1\]: restored step" 60
+sleep 6
+checkq "job $C attempt 1 preempted after 6 s" preempt "$C" 30
+check "job $C completes" wait_state "$C" COMPLETED 120
+expect "job $C attempt 2: RESTORE_FAILURES (attempt 1 confirmed by restore_timeout)" \
+    "$(out_var "$OC" 2 RESTORE_BUDGET_RESTORE_FAILURES)" 0
+expect "job $C attempt 2: LAST_END" "$(out_var "$OC" 2 RESTORE_BUDGET_LAST_END)" interrupted
+for kv in a=2 F=0 r=0 i=2; do
+    expect "job $C: line ${kv%%=*}" "$(line "$C" "${kv%%=*}")" "${kv#*=}"
 done
 
 # nothing on any file system, no prolog or epilog work

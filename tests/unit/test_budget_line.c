@@ -416,6 +416,36 @@ static void test_line_store_a_refused_end_is_an_interruption(void **state)
 	assert_int_equal(res.charge.failures_after, 0);
 }
 
+/* No epilog ends a requeued attempt in this store: the next start ends it
+ * at the requeue's time (SubmitTime), so restore_timeout confirms it. */
+static void test_line_store_restore_timeout_confirms_a_requeued_attempt(void **state)
+{
+	fixture *f = *state;
+	rb_store *st = line_store(f, 55);
+	rb_job_info j = ut_job_info(CLUSTER, 55, 2);
+	rb_handout h = { 2, RB_PHASE_RESTORING, { CKPT, { 0 }, NULL }, 0 };
+	rb_start_result res;
+	rb_record rec;
+	rb_err err;
+
+	f->cfg->restore_timeout = 60;
+	begin(f, st, 55, 0, "");
+	end(f, st, 55, 0, 0, 1050);
+	begin(f, st, 55, 1, CKPT);          /* starts at 1100 */
+	j.requeued_at = 1100 + 59;          /* too early: a failed restore */
+	rb_store_line_forget(&f->line);
+	assert_int_equal(rb_lifecycle_begin(st, f->cfg, 55, &j, &h, &res, &rec, &err), 0);
+	assert_int_equal(res.charge.restore_failures_after, 1);
+	assert_int_equal(rec.budget.prev_end, RB_END_INTERRUPTED);
+	j = ut_job_info(CLUSTER, 55, 3);
+	j.requeued_at = 1200 + 60;          /* attempt 2 ran 60 s: confirmed */
+	h.attempt = 3;
+	rb_store_line_forget(&f->line);
+	assert_int_equal(rb_lifecycle_begin(st, f->cfg, 55, &j, &h, &res, &rec, &err), 0);
+	assert_int_equal(res.charge.restore_failures_after, 0);
+	assert_int_equal(res.charge.kind, RB_CHARGE_NONE);
+}
+
 static void test_line_store_refuses_a_broken_line(void **state)
 {
 	fixture *f = *state;
@@ -442,6 +472,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_line_store_replayed_apply_writes_nothing, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_line_store_a_refused_end_is_an_interruption, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_line_store_refuses_a_broken_line, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_line_store_restore_timeout_confirms_a_requeued_attempt, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -484,9 +485,34 @@ static void prologflags_unreadable_file_is_an_error(void **state)
 	assert_non_null(strstr(err.msg, "/nonexistent/slurm.conf"));
 }
 
+/* store = "controller": what squeue says before the AdminComment; only a
+ * number, a state and a time stand before it, none a user names. */
+static void budget_read_is_split(void **state)
+{
+	char out[64];
+	rb_ctl_job j;
+	struct tm tm = { .tm_year = 126, .tm_mon = 11, .tm_mday = 2,
+			 .tm_hour = 16, .tm_min = 21, .tm_sec = 53, .tm_isdst = -1 };
+
+	(void)state;
+	assert_int_equal(rb_budget_read_split("3|R|2026-12-02T16:21:53|site|x\nmore", &j, out, sizeof(out)), 0);
+	assert_int_equal(j.restarts, 3);
+	assert_string_equal(j.state, "R");
+	assert_int_equal(j.submit_time, (int64_t)mktime(&tm));
+	assert_string_equal(out, "site|x\nmore");
+	assert_int_equal(rb_budget_read_split("0|PD|Unknown|(null)", &j, out, sizeof(out)), 0);
+	assert_int_equal(j.submit_time, 0);
+	assert_string_equal(out, "");
+	assert_int_equal(rb_budget_read_split("x|R|N/A|", &j, out, sizeof(out)), -1);
+	assert_int_equal(rb_budget_read_split("1|r|N/A|", &j, out, sizeof(out)), -1);
+	assert_int_equal(rb_budget_read_split("1|R", &j, out, sizeof(out)), -1);
+	assert_int_equal(rb_budget_read_split("-1|R|N/A|", &j, out, sizeof(out)), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(budget_read_is_split),
 		cmocka_unit_test(child_output_is_captured),
 		cmocka_unit_test(child_exit_status_is_returned_with_its_stderr),
 		cmocka_unit_test(child_that_hangs_is_killed_at_the_deadline),
