@@ -9,6 +9,8 @@
 # extern step never loads them), so the plugin cannot count attempts: it
 # says so at slurmd start, and every job runs untracked, told so on its
 # stderr, and is requeued and completes as without the plugin.
+# With store = "controller" (docs/stores.md) the batch step does it all:
+# under RunInJob the budget counts (a failure charged, a preemption free).
 . "$(dirname "$0")/lib.sh"
 T0=$SECONDS
 JOB=$RB_ROOT/tests/integration/jobs/flagjob.sh
@@ -70,6 +72,27 @@ run_untracked() {
     expect "$flag: no other restore_budget error in slurmd.log" "$errs" ""
 }
 
+# RunInJob with store = "controller": tracked, no prolog or epilog needed.
+run_controller() {
+    local jf jp out
+    rb_workdir flag-RunInJob-controller >/dev/null
+    check "RunInJob+controller: slurmd says RunInJob is supported" \
+        grep -q 'restore_budget: PrologFlags=RunInJob: supported (store = "controller"' \
+        "$RB_CLUSTER_DIR/log/slurmd.log"
+    jf=$(TRIAL_FLAG_MODE=fail_once submit_as_user -p low "$JOB") || { fail "sbatch fail_once"; return; }
+    check "RunInJob+controller: the failing job completes on its rerun" wait_state "$jf" COMPLETED 90
+    out=$RB_WORKDIR/flag-$jf.out
+    expect "RunInJob+controller: fail_once: attempt 1 LAST_END" "$(out_var "$out" 1 RESTORE_BUDGET_LAST_END)" failed:42
+    expect "RunInJob+controller: fail_once: attempt 1 FAILURES" "$(out_var "$out" 1 RESTORE_BUDGET_FAILURES)" 1
+    jp=$(TRIAL_FLAG_MODE=preempt submit_as_user -p low "$JOB") || { fail "sbatch preempt"; return; }
+    checkq "RunInJob+controller: the preempted job runs" wait_grep "$RB_WORKDIR/flag-$jp.out" "^trial\[$jp\.0\]: start" 60
+    checkq "RunInJob+controller: job $jp preempted" preempt "$jp" 30
+    check "RunInJob+controller: the preempted job completes on its rerun" wait_state "$jp" COMPLETED 90
+    out=$RB_WORKDIR/flag-$jp.out
+    expect "RunInJob+controller: preempt: attempt 1 LAST_END" "$(out_var "$out" 1 RESTORE_BUDGET_LAST_END)" interrupted
+    expect "RunInJob+controller: preempt: attempt 1 FAILURES" "$(out_var "$out" 1 RESTORE_BUDGET_FAILURES)" 0
+}
+
 for flag in "${FLAGS[@]}"; do
     t1=$SECONDS
     RB_PROLOGFLAGS=$flag rb_cluster_up 'max_failures = 2;
@@ -88,5 +111,18 @@ restore_timeout = 0;' || { fail "$flag: cluster up"; continue; }
     cluster_down
     trap - EXIT
 done
+if [[ " ${FLAGS[*]} " == *" RunInJob "* ]]; then
+    t1=$SECONDS
+    if RB_PROLOGFLAGS=RunInJob rb_cluster_up 'store = "controller";
+max_failures = 2;
+restore_retry_num = 2;
+restore_timeout = 0;'; then
+        run_controller
+        rb_final_checks
+        measure "flag=RunInJob store=controller duration=$((SECONDS - t1))s"
+    else
+        fail "RunInJob+controller: cluster up"
+    fi
+fi
 measure "duration=$((SECONDS - T0))s"
 summary
