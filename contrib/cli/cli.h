@@ -310,6 +310,22 @@ int cli_cmd_gc(cli_ctx *ctx, long long days, bool dry_run, bool force);
 /* Prometheus text format on stdout, or atomically into output (cli_metrics.c). */
 int cli_cmd_metrics(cli_ctx *ctx, const char *output);
 
+/* show's text or JSON of one record (cli_show.c); grant's report
+ * (cli_grant.c). */
+int cli_show_record(cli_ctx *ctx, const rb_record *rec);
+int cli_grant_report(uint32_t job_id, int granted_before,
+		     const rb_record *rec);
+
+/* --- store = "controller" (cli_controller.c; docs/stores.md) ------------------- */
+
+/* show and grant of one job or task, on its AdminComment's budget line. */
+int cli_ctl_show(cli_ctx *ctx, const rb_job_arg *ref);
+int cli_ctl_grant(cli_ctx *ctx, const rb_job_arg *ref, int failures);
+/* A command that reads the shared-directory store only: CLI_OK for gc
+ * (nothing to collect: said so), else CLI_EDATA with what to use. -1 if
+ * the store is "dir" (the command runs). */
+int cli_ctl_only_dir(const cli_ctx *ctx, const char *cmd);
+
 /* --- requeue_exit (cli_requeue.c) ------------------------------------------- */
 
 /* The requeue code check-config shows, and its warning. */

@@ -475,7 +475,11 @@ static int explain_array(cli_ctx *ctx, const cli_target *t)
 int cli_cmd_explain(cli_ctx *ctx, const rb_job_arg *ref)
 {
 	cli_target t;
-	int rc = cli_resolve(ctx, ref, true, &t);
+	int rc = cli_ctl_only_dir(ctx, "explain");
+
+	if (rc >= 0)
+		return rc;
+	rc = cli_resolve(ctx, ref, true, &t);
 
 	/* a bare id without a record: its event log, if any, as before */
 	if (rc == CLI_ENOTFOUND && !ref->task)

@@ -10,8 +10,8 @@
 #include "lifecycle/lifecycle.h"
 
 /* What the grant left: the new budget, and what to do if it was refused. */
-static int grant_report(uint32_t job_id, int granted_before,
-			const rb_record *rec)
+int cli_grant_report(uint32_t job_id, int granted_before,
+		     const rb_record *rec)
 {
 	const rb_budget *b = &rec->budget;
 	bool exhausted_now = rb_engine_is_exhausted(b, &b->cur.limits);
@@ -69,6 +69,8 @@ int cli_cmd_grant(cli_ctx *ctx, const rb_job_arg *ref, int failures)
 	int rc, granted_before;
 
 	rc = cli_need_root("grant");
+	if (rc == CLI_OK && ctx->cfg->store == RB_STORE_CONTROLLER)
+		return cli_ctl_grant(ctx, ref, failures);
 	/* Look first: locking a job that has no record would create its
 	 * event log. */
 	if (rc == CLI_OK)
@@ -89,7 +91,7 @@ int cli_cmd_grant(cli_ctx *ctx, const rb_job_arg *ref, int failures)
 			  job_id, err.msg);
 		rc = CLI_EDATA;
 	} else {
-		rc = grant_report(job_id, granted_before, rec);
+		rc = cli_grant_report(job_id, granted_before, rec);
 	}
 	free(rec);
 	return rc;

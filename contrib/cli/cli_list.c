@@ -151,6 +151,10 @@ int cli_cmd_list(cli_ctx *ctx, const cli_list_opts *opts)
 	list_state st = { .opts = opts };
 	cli_target t = { 0 };
 	json_object *out = NULL;
+	int only = cli_ctl_only_dir(ctx, "list");
+
+	if (only >= 0)
+		return only;
 	int r, rc = CLI_OK;
 
 	r = cli_open_scan(ctx, RB_LEDGER_READ, &st.ledger, &st.rec);

@@ -327,6 +327,10 @@ int cli_cmd_metrics(cli_ctx *ctx, const char *output)
 	metrics_state st = { 0 };
 	rb_err err;
 	int r, rc = CLI_OK;
+	int only = cli_ctl_only_dir(ctx, "metrics");
+
+	if (only >= 0)
+		return only;
 
 	r = cli_open_scan(ctx, RB_LEDGER_READ, &st.ledger, &st.rec);
 	if (r < 0)

@@ -225,12 +225,20 @@ static void print_budget(const rb_record *rec)
 static int show_one(cli_ctx *ctx, uint32_t job_id)
 {
 	rb_record *rec;
-	bool lost;
 	int rc = cli_read_job(ctx, job_id, &rec);
 
 	if (rc != CLI_OK)
 		return rc;
-	lost = end_lost(rec);
+	rc = cli_show_record(ctx, rec);
+	free(rec);
+	return rc;
+}
+
+int cli_show_record(cli_ctx *ctx, const rb_record *rec)
+{
+	bool lost = end_lost(rec);
+	int rc;
+
 	if (ctx->json) {
 		json_object *o = cli_json_record(rec);
 		char end[48];
@@ -247,7 +255,6 @@ static int show_one(cli_ctx *ctx, uint32_t job_id)
 		print_budget(rec);
 		rc = fflush(stdout) == 0 ? CLI_OK : CLI_EDATA;
 	}
-	free(rec);
 	return rc;
 }
 
@@ -323,7 +330,11 @@ static int show_array(cli_ctx *ctx, const cli_target *t)
 int cli_cmd_show(cli_ctx *ctx, const rb_job_arg *ref)
 {
 	cli_target t;
-	int rc = cli_resolve(ctx, ref, true, &t);
+	int rc;
+
+	if (ctx->cfg->store == RB_STORE_CONTROLLER)
+		return cli_ctl_show(ctx, ref);
+	rc = cli_resolve(ctx, ref, true, &t);
 
 	if (rc == CLI_ENOTFOUND)
 		rc = cli_not_found(ctx, ref);

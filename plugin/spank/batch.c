@@ -826,7 +826,12 @@ void batch_task_exit(spank_t sp)
 	start_clock();
 	rb_store_line_forget(&plan.line);
 	if (plan.st->ops->load(plan.st, step.job_id, &plan.rec, &err) < 0) {
-		rb_log(RB_LOG_ERROR, "job %s attempt %" PRId64 ": its end is not recorded (it will count as interrupted): %s",
+		/* a job being killed (requeued, held, cancelled) takes our
+		 * squeue with it: that attempt keeps no end anyway */
+		bool killed = strstr(err.msg, "killed by signal") != NULL;
+
+		rb_log(killed ? RB_LOG_INFO : RB_LOG_ERROR,
+		       "job %s attempt %" PRId64 ": its end is not recorded (it will count as interrupted): %s",
 		       a, step.attempt, err.msg);
 		return;
 	}

@@ -1,0 +1,218 @@
+/*
+ * cli_controller.c - store = "controller" (docs/stores.md): `show` and
+ * `grant` on the budget line of one job's AdminComment, read with squeue
+ * and written with `scontrol update` as the person running the command
+ * (the controller lets only root, SlurmUser and admins write it); `gc` has
+ * nothing to collect. Every question has a deadline.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lifecycle/lifecycle.h"
+
+#define CTL_DEADLINE_MS 10000
+
+/* One job of the controller, as a store. */
+typedef struct {
+	rb_controller c;
+	rb_job_ref job;
+	rb_ctl_job info;       /* from the budget read: restarts, state */
+	rb_record ident;
+	rb_store_line line;
+	rb_store *st;
+	char addr[RB_JOB_ADDR_MAX];
+} ctl_job;
+
+static int ctl_read(void *ctx, char *out, size_t len, rb_err *err)
+{
+	ctl_job *j = ctx;
+
+	return rb_controller_budget_read(&j->c, &j->job, &j->info, out, len,
+					 err);
+}
+
+static int ctl_write(void *ctx, const char *comment, rb_err *err)
+{
+	ctl_job *j = ctx;
+
+	return rb_controller_comment(&j->c, &j->job, comment, err);
+}
+
+/* "JobID|UserName|Partition|Account|" of the job: its own id (an array
+ * task's differs from its address) and who it is. The account, which a
+ * user may name freely, is last. 0 or -1. */
+static int parse_ident(char *text, rb_record *id)
+{
+	char *f[3], *p = text, *bar, *end;
+	unsigned long v;
+
+	for (int i = 0; i < 3; i++) {
+		bar = strchr(p, '|');
+		if (!bar)
+			return -1;
+		*bar = '\0';
+		f[i] = p;
+		p = bar + 1;
+	}
+	errno = 0;
+	v = strtoul(f[0], &end, 10);
+	if (errno || end == f[0] || *end || v == 0 || v > UINT32_MAX)
+		return -1;
+	id->job_id = (uint32_t)v;
+	rb_strlcpy(id->user, f[1], sizeof(id->user));
+	rb_strlcpy(id->partition, f[2], sizeof(id->partition));
+	p[strcspn(p, "\n")] = '\0';
+	if (*p && p[strlen(p) - 1] == '|')
+		p[strlen(p) - 1] = '\0';
+	rb_strlcpy(id->account, strcmp(p, "(null)") ? p : "", sizeof(id->account));
+	return 0;
+}
+
+/* Ask who the job at j->addr is. CLI_OK, CLI_ENOTFOUND or CLI_EDATA. */
+static int ask_ident(ctl_job *j)
+{
+	char prog[RB_PATH_MAX + 16], out[4 * RB_NAME_MAX];
+	const char *argv[] = { prog, "--noheader", "--states=all", "--jobs",
+			       j->addr,
+			       "--Format=JobID:0|,UserName:0|,Partition:0|,Account:0|",
+			       NULL };
+	const char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C",
+			       NULL, NULL };
+	char conf[RB_PATH_MAX + 16];
+	rb_err err;
+
+	snprintf(prog, sizeof(prog), "%s/squeue", j->c.bindir);
+	snprintf(conf, sizeof(conf), "SLURM_CONF=%s", j->c.slurm_conf);
+	envp[2] = conf;
+	if (rb_child_run(argv, envp, j->c.deadline, out, sizeof(out), &err) < 0) {
+		if (strstr(err.msg, "Invalid job id"))
+			return CLI_ENOTFOUND;
+		cli_error("job %s: squeue: %s", j->addr, err.msg);
+		return CLI_EDATA;
+	}
+	if (!out[0])
+		return CLI_ENOTFOUND;
+	if (strchr(out, '\n') && strchr(out, '\n')[1] != '\0') {
+		cli_error("job %s: squeue listed more than one job", j->addr);
+		return CLI_EDATA;
+	}
+	if (parse_ident(out, &j->ident) < 0) {
+		cli_error("job %s: unexpected squeue output", j->addr);
+		return CLI_EDATA;
+	}
+	return CLI_OK;
+}
+
+/* The job ref names (a job, or one task "A_T"), opened as a store, and its
+ * record read into rec. CLI_OK; CLI_ENOTFOUND (message said) or CLI_EDATA. */
+static int ctl_open(const cli_ctx *ctx, const rb_job_arg *ref, ctl_job *j,
+		    rb_record *rec)
+{
+	const char *conf = getenv("SLURM_CONF");
+	const char *bindir = getenv("RESTORE_BUDGET_SLURM_BINDIR");
+	rb_comment_io io = { ctl_read, ctl_write, j };
+	rb_err err;
+	int rc;
+
+	memset(j, 0, sizeof(*j));
+	j->c.bindir = bindir && bindir[0] == '/' ? bindir : "/usr/bin";
+	j->c.slurm_conf = conf && conf[0] ? conf : CLI_SLURM_CONF;
+	j->c.deadline = rb_deadline_in(CTL_DEADLINE_MS);
+	if (ref->task)
+		snprintf(j->addr, sizeof(j->addr), "%" PRIu32 "_%" PRIu32,
+			 ref->id, ref->task_id);
+	else
+		snprintf(j->addr, sizeof(j->addr), "%" PRIu32, ref->id);
+	rb_record_init(&j->ident);
+	rb_strlcpy(j->ident.cluster, ctx->cluster, sizeof(j->ident.cluster));
+	rc = ask_ident(j);
+	if (rc == CLI_ENOTFOUND)
+		cli_error("job %s: the controller does not list it (no such job, or it ended more than MinJobAge ago; where accounting is on, its last line is in `sacct -j %s -o AdminComment%%1000`)",
+			  j->addr, j->addr);
+	if (rc != CLI_OK)
+		return rc;
+	if (ref->task) {
+		j->ident.array_job_id = ref->id;
+		j->ident.array_task_id = ref->task_id;
+	}
+	j->job = rb_job_ref_of(j->ident.job_id, j->ident.array_job_id,
+			       j->ident.array_task_id);
+	j->st = rb_store_line_init(&j->line, &j->ident, &io);
+	rc = j->st->ops->load(j->st, j->ident.job_id, rec, &err);
+	if (rc < 0) {
+		cli_error("%s", err.msg);
+		return CLI_EDATA;
+	}
+	if (rc == 1) {
+		cli_error("job %s: no budget line in its AdminComment (not tracked, or not started yet)",
+			  j->addr);
+		return CLI_ENOTFOUND;
+	}
+	return CLI_OK;
+}
+
+int cli_ctl_show(cli_ctx *ctx, const rb_job_arg *ref)
+{
+	static ctl_job j;
+	static rb_record rec;
+	int rc = ctl_open(ctx, ref, &j, &rec);
+
+	return rc == CLI_OK ? cli_show_record(ctx, &rec) : rc;
+}
+
+/* A job the controller has ended: its line is history, not a budget. */
+static bool has_ended(const char *state)
+{
+	static const char *const live[] = { "PD", "R", "S", "RQ", "RH", "RS",
+					    "SE", "CF", "ST", NULL };
+
+	for (size_t i = 0; live[i]; i++)
+		if (strcmp(state, live[i]) == 0)
+			return false;
+	return true;
+}
+
+int cli_ctl_grant(cli_ctx *ctx, const rb_job_arg *ref, int failures)
+{
+	static ctl_job j;
+	static rb_record rec;
+	char by[RB_NAME_MAX];
+	int before, rc;
+	rb_err err;
+
+	rc = ctl_open(ctx, ref, &j, &rec);
+	if (rc != CLI_OK)
+		return rc;
+	if (has_ended(j.info.state)) {
+		cli_error("job %s has ended (state %s): there is no budget left to grant",
+			  j.addr, j.info.state);
+		return CLI_EDATA;
+	}
+	before = rec.budget.granted;
+	cli_invoking_user(by, sizeof(by));
+	if (rb_lifecycle_grant_in(j.st, j.ident.job_id, failures, by, &err) < 0 ||
+	    j.st->ops->load(j.st, j.ident.job_id, &rec, &err) != 0) {
+		cli_error("job %s: %s", j.addr, err.msg);
+		return CLI_EDATA;
+	}
+	return cli_grant_report(j.ident.job_id, before, &rec);
+}
+
+int cli_ctl_only_dir(const cli_ctx *ctx, const char *cmd)
+{
+	if (ctx->cfg->store != RB_STORE_CONTROLLER)
+		return -1;
+	if (strcmp(cmd, "gc") == 0) {
+		printf("store = \"controller\": nothing to collect (each budget is a line of its job's AdminComment and goes with the job's record)\n");
+		return fflush(stdout) == 0 ? CLI_OK : CLI_EDATA;
+	}
+	cli_error("%s reads the shared-directory store (store = \"dir\"); with store = \"controller\" (%s) use `restore-budget show JOB`, or `squeue -O admin_comment:0` and, where accounting is on, `sacct -D -j JOB -o JobID,State,AdminComment%%1000` for each run (docs/stores.md)",
+		  cmd, ctx->cfg->path);
+	return CLI_EDATA;
+}
