@@ -28,7 +28,9 @@
 # array), THROUGHPUT_ROUNDS (6), THROUGHPUT_ARRAY (300 tasks; 0 = no array
 # part), THROUGHPUT_ARRAY_ROUNDS (4), THROUGHPUT_ARRAY_WRAP (true: what each
 # task runs; `false` makes every array batch fail, to see that path),
-# BENCH_OUT (build/bench), BENCH_PLUGIN (build/restore_budget.so).
+# BENCH_OUT (build/bench), BENCH_PLUGIN (build/restore_budget.so),
+# BENCH_STORE (dir, or controller: the budget in each job's AdminComment,
+# docs/stores.md; a job "has a record" then when its comment has the line).
 # Prints "throughput ..." and "throughput_array ..." key=value lines; no time
 # is asserted. Exit 1 if the cluster could not start, the job user cannot
 # read the plugin, or any batch failed: a failed variant is an error
@@ -52,7 +54,21 @@ CHUNK=20 # sbatch calls per as_user (its timeout is 30 s)
 
 bench_begin throughput-restore_budget.so || exit 1
 RB_TEST_NAME=bench-throughput
-rb_cluster_up 'max_failures = 2; restore_retry_num = 3; restore_timeout = 300;' || exit 1
+STORE=${BENCH_STORE:-dir}
+rb_cluster_up "store = \"$STORE\"; max_failures = 2; restore_retry_num = 3; restore_timeout = 300;" || exit 1
+# count_budgets ID... - how many of these jobs have a budget: a ledger
+# record, or (store = controller) a budget line in their AdminComment
+count_budgets() {
+    local j n=0
+    if [[ $STORE == controller ]]; then
+        (($# == 0)) && { echo 0; return; }
+        timeout 30 squeue -h -t all -j "$(IFS=,; echo "$*")" -O admin_comment:0 2>/dev/null |
+            grep -c '^restore_budget\[state\]: v1 '
+        return
+    fi
+    for j in "$@"; do [[ -f $(rb_rec_path "$j") ]] && n=$((n + 1)); done
+    echo "$n"
+}
 bench_variant_init || exit 1
 
 # submit VARIANT K - K jobs as the user; prints "T0 id id ..." (T0 = the
@@ -90,6 +106,14 @@ drained() {
 }
 
 declare -A MS=([with]="" [without]="") JOBIDS=([with]="" [without]="") CAUSE=() VFAILS=([with]=0 [without]=0)
+# slurmctld's RPCs the plugin's calls cost (sdiag, over measured batches):
+# scontrol update is REQUEST_UPDATE_JOB, `squeue --jobs ONE` is
+# REQUEST_JOB_INFO_SINGLE; the bench's own polling is neither
+declare -A RPC_U=([with]=0 [without]=0) RPC_S=([with]=0 [without]=0)
+rpc_count() {
+    timeout 10 sdiag 2>/dev/null | awk -v t="$1" '$1 == t {
+        for (i = 2; i <= NF; i++) if ($i ~ /^count:/) { sub("count:", "", $i); print $i; exit } }' | grep . || echo 0
+}
 fails=0
 # failed VARIANT CAUSE - count a failed batch of VARIANT, keep its first cause
 failed() {
@@ -100,17 +124,20 @@ failed() {
 }
 # batch VARIANT ROUND K - one measured batch.
 batch() {
-    local var=$1 r=$2 k=$3 line t0 t1 ids done_n
+    local var=$1 r=$2 k=$3 line t0 t1 ids done_n u0 s0
     bench_set_variant "$var"
     # one unmeasured job first: the first job after plugstack.conf changed
     # starts ~0.4 s later (seen here), a cost of switching, not of either
     # variant; ABBA would balance it, but it would blur every batch
     submit "$var" 1 >/dev/null && drained 60 >/dev/null
+    u0=$(rpc_count REQUEST_UPDATE_JOB) s0=$(rpc_count REQUEST_JOB_INFO_SINGLE)
     # not in $( ): submit's CAUSE must reach this shell
     submit "$var" "$k" >"$OUT/throughput-batch.ids" || { failed "$var" "sbatch failed"; drained 300 >/dev/null; return 1; }
     line=$(cat "$OUT/throughput-batch.ids")
     read -r t0 ids <<<"$line"
     t1=$(drained $((60 + 2 * k))) || { failed "$var" "jobs still queued after $((60 + 2 * k))s"; return 1; }
+    RPC_U[$var]=$((RPC_U[$var] + $(rpc_count REQUEST_UPDATE_JOB) - u0))
+    RPC_S[$var]=$((RPC_S[$var] + $(rpc_count REQUEST_JOB_INFO_SINGLE) - s0))
     done_n=$(timeout 10 squeue -h -t all -j "${ids// /,}" -o %T 2>/dev/null | grep -c '^COMPLETED$')
     ms=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
     MS[$var]+="$ms "
@@ -154,7 +181,8 @@ array_batch() {
     if [[ -z $why ]]; then
         # the plugin ran in every task of "with" and in none of "without"
         ids=$(awk '{ print $1 }' <<<"$states")
-        for j in $ids; do [[ -f $(rb_rec_path "$j") ]] && recs=$((recs + 1)); done
+        # shellcheck disable=SC2086
+        recs=$(count_budgets $ids)
         [[ $var == with ]] && ((recs != n)) && why="$recs of $n tasks have a ledger record"
         [[ $var == without ]] && ((recs != 0)) && why="$recs tasks have a ledger record without the plugin"
     fi
@@ -196,6 +224,10 @@ echo "throughput total variant=with jobs=$n_with makespan_s=$w jobs_per_s=$(awk 
 echo "throughput total variant=without jobs=$n_without makespan_s=$wo jobs_per_s=$(awk -v n="$n_without" -v s="$wo" 'BEGIN { printf "%.2f", (s > 0 ? n / s : 0) }')"
 echo "throughput ratio ratio=$(awk -v a="$w" -v b="$wo" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "nan" }') round_ratio_med=$(round_ratio_med "${MS[with]}" "${MS[without]}") rounds=$ROUNDS per_batch=$PER"
 fi
+for var in with without; do
+    n=$(wc -w <<<"${JOBIDS[$var]}")
+    echo "throughput rpc variant=$var jobs=$n update_job=${RPC_U[$var]} job_info_single=${RPC_S[$var]} per_job=$(awk -v u="${RPC_U[$var]}" -v s="${RPC_S[$var]}" -v n="$n" 'BEGIN { if (n > 0) printf "%.2f+%.2f", u / n, s / n; else print "nan" }')"
+done
 echo "throughput failures count=$fails"
 fi
 
@@ -225,10 +257,13 @@ fi
 # Did the plugin run in the "with" jobs only? (their ledger records)
 if ((JOBS > 0)); then
 r_with=0; r_without=0
-for j in ${JOBIDS[with]}; do [[ -f $(rb_rec_path "$j") ]] && r_with=$((r_with + 1)); done
-for j in ${JOBIDS[without]}; do [[ -f $(rb_rec_path "$j") ]] && r_without=$((r_without + 1)); done
+# shellcheck disable=SC2086
+r_with=$(count_budgets ${JOBIDS[with]})
+# shellcheck disable=SC2086
+r_without=$(count_budgets ${JOBIDS[without]})
 echo "throughput check name=records_written with=$r_with/$n_with without=$r_without/$n_without"
 fi
+echo "throughput store=$STORE"
 echo "throughput load loadavg=\"$(cut -d' ' -f1-3 /proc/loadavg)\" other_slurmctlds=$(pgrep -c -x slurmctld)"
 ((fails + afails == 0)) || { echo "throughput: $fails job batches and $afails array batches failed" >&2; exit 1; }
 exit 0
