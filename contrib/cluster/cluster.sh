@@ -26,6 +26,7 @@
 #   RB_TEST_USER      user created by start if missing; empty = none (default rbuser)
 #   RB_START_TIMEOUT  seconds to wait for the cluster  (default 30)
 #   RB_STOP_TIMEOUT   seconds to wait per TERM phase   (default 10)
+#   RB_ACCOUNTING     1: a private slurmdbd with its own MariaDB (accounting.sh)
 #
 # The daemons and the unprivileged job user read the plugin, the CLI, config
 # files and job scripts; a checkout may live where they cannot (a clone in
@@ -39,6 +40,8 @@
 
 RBC_SELF="${BASH_SOURCE[0]}"
 RBC_HERE="$(cd "$(dirname "$RBC_SELF")" && pwd)"
+# shellcheck source=contrib/cluster/accounting.sh
+. "$RBC_HERE/accounting.sh"
 
 rbc_log() { printf 'cluster.sh: %s\n' "$*" >&2; }
 rbc_die() { rbc_log "error: $*"; return 1; }
@@ -302,6 +305,9 @@ rbc_start() {
         sed -i "s|^RequeueExit=.*|RequeueExit=$RB_REQUEUE_EXIT|" "$dir/slurm.conf" || { rbc_stop "$dir"; return 1; }
     fi
     rbc_write_plugstack "$dir" "$line"
+    if [[ ${RB_ACCOUNTING:-0} == 1 ]]; then
+        rbc_acct_start "$dir" "$cluster" || { rbc_stop "$dir"; return 1; }
+    fi
 
     # Daemons: the controller first, -c = clean state.  Both daemonize.  They
     # get a clean environment, as under systemd: slurmd's environment is what
@@ -359,6 +365,7 @@ rbc_stop_daemons() {
         for q in "${p[@]}"; do rbc_alive "$q" && live+=("$q"); done
         [[ ${#live[@]} -gt 0 ]] && { rbc_log "killing leftover job processes: ${live[*]}"; rbc_kill_wait 3 "${live[@]}"; }
     fi
+    rbc_acct_stop "$dir" "$tmo"
     # shellcheck disable=SC2086
     rbc_kill_wait "$tmo" $munge
     rm -f "$dir"/run/*.pid 2>/dev/null
