@@ -16,7 +16,7 @@ BUILD   := build
 PKGS_BUILD := libslurm-dev libconfig-dev libcmocka-dev libjson-c-dev pkg-config
 PKGS_TEST  := slurmctld slurmd slurm-client munge clang libclang-rt-14-dev \
               valgrind cppcheck clang-tidy python3 iproute2 dpkg-dev strace \
-              python3-torch rpm rpmlint lintian elfutils
+              python3-torch rpm rpmlint lintian elfutils slurmdbd mariadb-server
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wmissing-prototypes \
            -Wstrict-prototypes

@@ -321,6 +321,8 @@ int cli_grant_report(uint32_t job_id, int granted_before,
 /* show and grant of one job or task, on its AdminComment's budget line. */
 int cli_ctl_show(cli_ctx *ctx, const rb_job_arg *ref);
 int cli_ctl_grant(cli_ctx *ctx, const rb_job_arg *ref, int failures);
+/* explain: each run from accounting (sacct -D), with its line at its end. */
+int cli_ctl_explain(cli_ctx *ctx, const rb_job_arg *ref);
 /* A command that reads the shared-directory store only: CLI_OK for gc
  * (nothing to collect: said so), else CLI_EDATA with what to use. -1 if
  * the store is "dir" (the command runs). */

@@ -475,10 +475,10 @@ static int explain_array(cli_ctx *ctx, const cli_target *t)
 int cli_cmd_explain(cli_ctx *ctx, const rb_job_arg *ref)
 {
 	cli_target t;
-	int rc = cli_ctl_only_dir(ctx, "explain");
+	int rc;
 
-	if (rc >= 0)
-		return rc;
+	if (ctx->cfg->store == RB_STORE_CONTROLLER)
+		return cli_ctl_explain(ctx, ref);
 	rc = cli_resolve(ctx, ref, true, &t);
 
 	/* a bare id without a record: its event log, if any, as before */

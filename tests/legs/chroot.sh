@@ -58,7 +58,7 @@ CH_PKGS="libslurm-dev slurmd slurmctld slurm-client munge gcc make libc6-dev
 libconfig-dev libcmocka-dev libjson-c-dev pkg-config iproute2 procps
 dpkg-dev man-db python3 strace
 python3-pytest python3-pexpect python3-pytest-timeout python3-requests expect bzip2
-xz-utils
+xz-utils slurmdbd mariadb-server
 ${LEG_EXTRA_PKGS:-}"
 
 ch_log() { printf 'chroot.sh: %s\n' "$*" >&2; }
