@@ -9,6 +9,10 @@
 # restart.  The bound holds within one charge per kill: at most
 # 4 + KILLS restore attempts, and the job ends refused; every line read is
 # whole (strict: never a torn or half-written line); no node drained.
+# After each kill -9 slurmd is restarted too: a rollback can bring back a
+# job the node has long finished as RUNNING (seen on 26.05: the preemptor,
+# holding both CPUs), and the controller lets it go only when the node
+# registers again (as after the kill -9 of a slurmstepd: docs/soak.md).
 . "$(dirname "$0")/lib.sh"
 T0=$SECONDS
 KILLS=2
@@ -46,6 +50,7 @@ for ((k = 1; k <= KILLS; k++)); do
     # right after attempt k wrote its line: within the save window
     checkq "attempt $k started" wait_grep "$out" "^trial\[$j\.$k\]: restoring from " 90
     check "kill -9 slurmctld #$k (attempt $k running), started again" ctld_back KILL
+    checkq "slurmd restarted (the node registers again)" rb_restart_slurmd busy
     rb_log "after kill #$k: line a=$(line "$j" a) F=$(line "$j" F) r=$(line "$j" r); Restarts=$(job_field "$j" Restarts)"
 done
 check "graceful slurmctld restart" ctld_back TERM
