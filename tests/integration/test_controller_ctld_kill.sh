@@ -9,10 +9,11 @@
 # restart.  The bound holds within one charge per kill: at most
 # 4 + KILLS restore attempts, and the job ends refused; every line read is
 # whole (strict: never a torn or half-written line); no node drained.
-# After each kill -9 slurmd is restarted too: a rollback can bring back a
-# job the node has long finished as RUNNING (seen on 26.05: the preemptor,
-# holding both CPUs), and the controller lets it go only when the node
-# registers again (as after the kill -9 of a slurmstepd: docs/soak.md).
+# After each kill -9 slurmd is restarted too, and the test's own preemptor
+# jobs are cancelled: a rollback can bring back a job the node has long
+# finished as RUNNING (seen on 26.05: the preemptor, holding both CPUs, not
+# let go by the controller even after the node registered again for 3 min;
+# Slurm's, not the plugin's: docs/stores.md, "When slurmctld dies").
 . "$(dirname "$0")/lib.sh"
 T0=$SECONDS
 KILLS=2
@@ -51,6 +52,7 @@ for ((k = 1; k <= KILLS; k++)); do
     checkq "attempt $k started" wait_grep "$out" "^trial\[$j\.$k\]: restoring from " 90
     check "kill -9 slurmctld #$k (attempt $k running), started again" ctld_back KILL
     checkq "slurmd restarted (the node registers again)" rb_restart_slurmd busy
+    timeout 10 scancel --name=preemptor 2>/dev/null
     rb_log "after kill #$k: line a=$(line "$j" a) F=$(line "$j" F) r=$(line "$j" r); Restarts=$(job_field "$j" Restarts)"
 done
 check "graceful slurmctld restart" ctld_back TERM
