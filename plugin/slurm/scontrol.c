@@ -145,16 +145,17 @@ int rb_controller_job(const rb_controller *c, const rb_job_ref *job,
 	return rc;
 }
 
-int rb_controller_admin_comment(const rb_controller *c, const rb_job_ref *job,
-				char *out, size_t len, rb_err *err)
+/* squeue's line of the job with `format` (its last field the comment:
+ * it may hold spaces, '|' and newlines, which `scontrol show job` cannot
+ * delimit; docs/slurm-facts.md), what follows the job's head into out
+ * (len bytes; the text is static: one question at a time). 0 or -1. */
+static int ask_comment(const rb_controller *c, const rb_job_ref *job,
+		       const char *format, char *out, size_t len, rb_err *err)
 {
 	char id[RB_JOB_ADDR_MAX], prog[RB_PATH_MAX + 16];
-	/* squeue, the comment last: it may hold spaces, '|' and newlines,
-	 * which `scontrol show job` cannot delimit (docs/slurm-facts.md) */
 	const char *argv[] = { prog, "--noheader", "--states=all", "--jobs", id,
-			       "--Format=JobID:0|,JobArrayID:0|,admin_comment:0|",
-			       NULL };
-	char text[RB_ADMIN_COMMENT_MAX + 64];
+			       format, NULL };
+	static char text[RB_ADMIN_COMMENT_MAX + 128];
 	int rc;
 
 	snprintf(prog, sizeof(prog), "%s/squeue", c->bindir);
@@ -172,6 +173,14 @@ int rb_controller_admin_comment(const rb_controller *c, const rb_job_ref *job,
 		return rb_err_set(err, "squeue --jobs %s: no such job, or unexpected output",
 				  id);
 	return 0;
+}
+
+int rb_controller_admin_comment(const rb_controller *c, const rb_job_ref *job,
+				char *out, size_t len, rb_err *err)
+{
+	return ask_comment(c, job,
+			   "--Format=JobID:0|,JobArrayID:0|,admin_comment:0|",
+			   out, len, err);
 }
 
 /* "2026-12-02T16:21:53|" (SLURM_TIME_FORMAT=standard, local time) at p:
@@ -231,30 +240,17 @@ int rb_controller_budget_read(const rb_controller *c, const rb_job_ref *job,
 			      rb_ctl_job *info, char *out, size_t len,
 			      rb_err *err)
 {
-	char id[RB_JOB_ADDR_MAX], prog[RB_PATH_MAX + 16];
-	/* the comment last (it may hold '|' and newlines); before it only
-	 * fields no user names (a number, a state) */
-	const char *argv[] = { prog, "--noheader", "--states=all", "--jobs", id,
-			       "--Format=JobID:0|,JobArrayID:0|,RestartCnt:0|,StateCompact:0|,SubmitTime:0|,admin_comment:0|",
-			       NULL };
-	static char text[RB_ADMIN_COMMENT_MAX + 128];
+	/* before the comment only fields no user names: a number, a state,
+	 * a time */
 	static char rest[RB_ADMIN_COMMENT_MAX + 64];
-	int rc;
+	char id[RB_JOB_ADDR_MAX];
 
-	snprintf(prog, sizeof(prog), "%s/squeue", c->bindir);
-	addr_of(job, id);
-	if (run(c, argv, text, sizeof(text), err) < 0)
+	if (ask_comment(c, job, "--Format=JobID:0|,JobArrayID:0|,RestartCnt:0|,StateCompact:0|,SubmitTime:0|,admin_comment:0|",
+			rest, sizeof(rest), err) < 0)
 		return -1;
-	if (strlen(text) >= sizeof(text) - 1)
-		return rb_err_set(err, "squeue --jobs %s: AdminComment longer than %d bytes",
-				  id, RB_ADMIN_COMMENT_MAX);
-	rc = rb_admin_comment_parse(text, job->job_id, id, rest, sizeof(rest));
-	if (rc > 0)
-		return rb_err_set(err, "squeue --jobs %s listed other jobs too",
-				  id);
-	if (rc < 0 || rb_budget_read_split(rest, info, out, len) < 0)
-		return rb_err_set(err, "squeue --jobs %s: no such job, or unexpected output",
-				  id);
+	if (rb_budget_read_split(rest, info, out, len) < 0)
+		return rb_err_set(err, "squeue --jobs %s: unexpected output",
+				  addr_of(job, id));
 	return 0;
 }
 

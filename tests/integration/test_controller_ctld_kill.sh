@@ -24,23 +24,6 @@ restore_retry_num = 2;
 restore_timeout = 0;' || { fail "cluster up"; summary; }
 line() { timeout 10 squeue -h --states=all -j "$1" -O admin_comment:0 2>/dev/null | sed -n 's/^restore_budget\[state\]: //p' | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 
-# ctld_back HOW - stop slurmctld (kill -9, or TERM) and start it again on
-# its saved state; wait until it answers.
-ctld_back() {
-    local pid i
-    pid=$(rb_daemon_pid slurmctld) || return 1
-    kill "-$1" "$pid"
-    for ((i = 0; i < 150; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$pid" 2>/dev/null && return 1
-    env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
-        slurmctld -f "$RB_CLUSTER_DIR/slurm.conf" || return 1
-    for ((i = 0; i < 300; i++)); do
-        timeout 5 scontrol ping 2>/dev/null | grep -q 'is UP' && return 0
-        sleep 0.1
-    done
-    return 1
-}
-
 rb_workdir ctldkill >/dev/null
 j=$(TRIAL_FAIL_RESTORE=1 TRIAL_STEPS=1000 TRIAL_CKPT_EVERY=1 submit_as_user -p low \
     --checkpoint-dir=ckpt "$RB_ROOT/contrib/jobs/trial.sh") || { fail "sbatch"; summary; }
@@ -50,12 +33,12 @@ checkq "job $j preempted" preempt "$j" 30
 for ((k = 1; k <= KILLS; k++)); do
     # right after attempt k wrote its line: within the save window
     checkq "attempt $k started" wait_grep "$out" "^trial\[$j\.$k\]: restoring from " 90
-    check "kill -9 slurmctld #$k (attempt $k running), started again" ctld_back KILL
+    check "kill -9 slurmctld #$k (attempt $k running), started again" rb_restart_ctld KILL
     checkq "slurmd restarted (the node registers again)" rb_restart_slurmd busy
     timeout 10 scancel --name=preemptor 2>/dev/null
     rb_log "after kill #$k: line a=$(line "$j" a) F=$(line "$j" F) r=$(line "$j" r); Restarts=$(job_field "$j" Restarts)"
 done
-check "graceful slurmctld restart" ctld_back TERM
+check "graceful slurmctld restart" rb_restart_ctld TERM
 check "job $j ends" wait_state "$j" 'FAILED|COMPLETED|CANCELLED' 300
 st=$(job_field "$j" JobState) n=$(grep -c "^trial\[$j\.[0-9]*\]: restoring from " "$out")
 expect "job $j: refused in the end (FAILED)" "$st" FAILED

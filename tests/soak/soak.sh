@@ -169,20 +169,6 @@ batch_stepd() {
     return 1
 }
 rbc_stepds_of() { bash -c '. "$1"; rbc_stepds "$2"' _ "$RB_CLUSTER_SH" "$1"; }
-restart_ctld() {
-    local pid i
-    pid=$(rb_daemon_pid slurmctld) || return 1
-    kill -TERM "$pid"
-    for ((i = 0; i < 150; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$pid" 2>/dev/null && return 1
-    env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
-        slurmctld -f "$RB_CLUSTER_DIR/slurm.conf" || return 1
-    for ((i = 0; i < 300; i++)); do
-        timeout 5 scontrol ping 2>/dev/null | grep -q 'is UP' && return 0
-        sleep 0.1
-    done
-    return 1
-}
 
 # fault KIND - inject one fault; the seed chooses the victim and durations
 fault() {
@@ -215,7 +201,7 @@ fault() {
             flog "slurmd: restarted (rc $rc)" ;;
         ctld)
             t=$(date +%s.%N)
-            restart_ctld || rc=1
+            rb_restart_ctld || rc=1
             flog "ctld: slurmctld restarted (rc $rc)"
             # the controller store is out of reach meanwhile: an attempt
             # starting then runs untracked (on_error = "open"), as in a
