@@ -29,7 +29,8 @@ PEER_LANES (expect lanes per mode), PEER_SELECTION (host, or leg: the
 default inside a leg's chroot), PEER_REQUIRE_SOURCE=1 (a release whose
 source the mirror lacks fails instead of being skipped), PEER_TEST_TIMEOUT (s per expect test,
 default 240), PEER_ATF_TIMEOUT (s per ATF case, default 120), PEER_STRICT=1
-(count the known differences, KNOWN below), PEER_KEEP=1
+(count the known differences, KNOWN below), PEER_STORE (dir, or
+controller: the budget in each job's AdminComment, docs/stores.md), PEER_KEEP=1
 (keep the run dir).  --fail-on-purpose TEST makes TEST fail in mode "with"
 only (the suite's own check that it can fail: docs/peer-test.md).
 """
@@ -341,7 +342,8 @@ def write_config(lane_dir):
     with open(config, "w") as f:
         # every job tracked: the plugin acts on every job of every test
         f.write('state_dir = "%s";\nmax_failures = 2;\nrestore_retry_num = 3;\n'
-                'track = "all";\non_error = "open";\n' % state)
+                'track = "all";\non_error = "open";\nstore = "%s";\n'
+                % (state, os.environ.get("PEER_STORE") or "dir"))
     os.chmod(config, 0o644)
     return config
 
@@ -398,13 +400,19 @@ def atf_files(spec):
 
 
 def plugin_checks(ctx, lanes, notes):
-    """The plugin really ran in mode "with": it recorded jobs in its ledger.
+    """The plugin really ran in mode "with": it recorded jobs in its ledger
+    (store = "controller": slurmctld logged budget lines set on jobs).
     Its error lines in the daemons' logs are reported (not counted)."""
     recs = 0
     for lane in lanes:
         for _, _, files in os.walk(os.path.join(lane.dir, "rbstate")):
             recs += sum(1 for f in files if f.endswith(".rec"))
-    say("mode with: the plugin's ledger holds %d job records" % recs)
+        log = os.path.join(lane.cluster, "log", "slurmctld.log")
+        if lane.mode == "with" and os.path.exists(log):
+            with open(log, errors="replace") as f:
+                recs += len({m.group(1) for m in re.finditer(
+                    r"admin_comment to restore_budget\[state\]: .* for JobId=(\d+)", f.read())})
+    say("mode with: the plugin recorded %d jobs (ledger records or budget lines)" % recs)
     errs = []
     for lane in lanes:
         for log in ("slurmctld.log", "slurmd.log"):
