@@ -49,7 +49,7 @@ typedef struct {
 	bool json;
 	rb_config *cfg;           /* loaded by cli_load_config() */
 	/* the restore_budget.so line of the plugstack.conf sbatch loads
-	 * (docs/config.md, "Plugstack arguments"): its arguments, and
+	 * (docs/rule.md, "Plugstack arguments (configless)"): its arguments, and
 	 * "FILE:LINE" for messages; plug_ac 0 when none */
 	int plug_ac;
 	char *plug_av[64];

@@ -27,7 +27,7 @@ static const char *env_nonempty(const char *name)
 	return v && v[0] ? v : NULL;
 }
 
-/* ---- the plugstack.conf arguments (docs/config.md, "Plugstack arguments") */
+/* ---- the plugstack.conf arguments (docs/rule.md, "Plugstack arguments") */
 
 #define PLUG_INCLUDE_DEPTH 8
 

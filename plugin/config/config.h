@@ -136,7 +136,7 @@ int rb_config_load(const char *path, rb_config **out, rb_err *err);
 
 /*
  * The file at `path` (NULL: none, so the built-in defaults), then the
- * plugstack.conf arguments av[0..ac) over it (DESIGN 14, docs/config.md
+ * plugstack.conf arguments av[0..ac) over it (DESIGN 14, docs/rule.md
  * "Plugstack arguments"): each "key=value" sets one key of the file, nested
  * keys with dots ("limits.max_failures=10",
  * "partitions.preempt.max_failures=5"), exit rules one argument per action

@@ -1,5 +1,5 @@
 /*
- * config_args.c - the plugstack.conf arguments (DESIGN 14, docs/config.md
+ * config_args.c - the plugstack.conf arguments (DESIGN 14, docs/rule.md
  * "Plugstack arguments") and the origin of every setting.
  *
  * In a configless cluster slurmd gets slurm.conf and plugstack.conf from

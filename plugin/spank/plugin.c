@@ -43,7 +43,7 @@ static bool config_path_given;
 char slurm_bindir[RB_PATH_MAX] = RB_SLURM_BINDIR_DEFAULT;
 char run_dir[RB_PATH_MAX] = RB_RUN_DIR_DEFAULT;
 /* every argument as Slurm gave it: the config's keys among them are read
- * with the file at each load_config (docs/config.md, "Plugstack
+ * with the file at each load_config (docs/rule.md, "Plugstack
  * arguments") */
 static int plug_ac;
 static char **plug_av;

@@ -349,7 +349,7 @@ if [ ! -e /etc/slurm/restore_budget.conf ]; then
 		'^restore_retry_num: +3$' '2>does not exist'
 fi
 
-# ---- the plugstack.conf arguments (docs/config.md, "Plugstack arguments") --
+# ---- the plugstack.conf arguments (docs/rule.md, "Plugstack arguments") ---
 mkdir -m 755 "$T/etc" "$T/etc/plugstack.conf.d"
 printf 'ClusterName=c\n' >"$T/etc/slurm.conf"
 printf '# the site stack\ninclude plugstack.conf.d/*.conf\n' >"$T/etc/plugstack.conf"

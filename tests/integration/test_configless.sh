@@ -3,7 +3,7 @@
 # slurmctld with enable_configless, slurmd started with --conf-server and
 # nothing of its own, running on what it fetched into its conf-cache), the
 # plugin configured ONLY by plugstack.conf arguments: no restore_budget.conf
-# anywhere (docs/config.md, "Plugstack arguments").
+# anywhere (docs/rule.md, "Plugstack arguments (configless)").
 #  - slurmd loaded the arguments (its log says so, with their state_dir);
 #  - a corrupt-checkpoint trial in partition low, after one preemption, makes
 #    exactly R x (M+1) restore attempts with M = max_failures=1 and R =

@@ -1,6 +1,6 @@
 /*
  * test_config_args.c - every key of the config file as a plugstack.conf
- * argument (DESIGN 14; docs/config.md, "Plugstack arguments";
+ * argument (DESIGN 14; docs/rule.md, "Plugstack arguments (configless)";
  * plugin/config/config_args.c). One test per rule; every error test
  * asserts the exact message.
  */
