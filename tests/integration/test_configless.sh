@@ -10,7 +10,10 @@
 #    partitions.low.restore_retry_num=2 (over restore_retry_num=5), then is
 #    refused naming the arguments (the built-in defaults would allow 9);
 #  - `restore-budget check-config`, reading the plugstack.conf next to
-#    slurm.conf as sbatch does, shows each argument's origin.
+#    slurm.conf as sbatch does, shows each argument's origin;
+#  B. bad arguments (one not KEY=VALUE, an unknown key): slurmd logs them
+#     naming the known ones and stays up, no node drains, a job runs
+#     untracked; check-config exits 1 naming the line and the argument.
 . "$(dirname "$0")/lib.sh"
 T0=$SECONDS
 M=1 R=2
@@ -90,6 +93,30 @@ for kv in failures=$((M + 1)) exhausted=true cur.refused=true cur.attempt=$last 
           cur.limits.max_failures=$M cur.limits.restore_retry_num=$R; do
     expect "record ${kv%%=*}" "$(rec_get "$j" "${kv%%=*}")" "${kv#*=}"
 done
+
+rb_final_checks
+
+# ---- B. bad arguments: logged loudly, slurmd stays up, jobs run untracked -
+# (on_error = "open", the default: a config that cannot be read cannot say
+# "closed"; the same as an error in the file, test_broken_config.sh)
+cluster_down
+RB_EXPECT_PLUGIN_ERRORS=1   # read by rb_final_checks (lib.sh)
+configless_up "max_failures=1 verbose max_failur=2" || { fail "configless cluster up (bad arguments)"; summary; }
+log=$RB_CLUSTER_DIR/log/slurmd.log
+check "bad arguments: slurmd.log names the argument that is not KEY=VALUE and the known ones" \
+    grep -qF 'error: restore_budget: plugstack.conf: unknown argument "verbose" (known: config=PATH, slurm_bindir=' "$log"
+check "bad arguments: slurmd.log has the config error, naming the known keys" \
+    grep -qF 'error: restore_budget: plugstack.conf: argument "verbose": not KEY=VALUE (known: config=PATH, slurm_bindir=DIR, run_dir=DIR, and every key of the config file' "$log"
+j=$(TRIAL_STEPS=2 TRIAL_CKPT_EVERY=1 submit_as_user -p low --checkpoint-dir=ckpt "$RB_ROOT/contrib/jobs/trial.sh") ||
+    fail "bad arguments: sbatch"
+check "bad arguments: job $j ends" wait_state "$j" 'COMPLETED|FAILED|CANCELLED|TIMEOUT' 60
+expect "bad arguments: job $j ran untracked to the end" "$(job_field "$j" JobState) $(job_field "$j" ExitCode)" "COMPLETED 0:0"
+check "bad arguments: no RESTORE_BUDGET_* in the job" bash -c "! grep -q '^trial:   RESTORE_BUDGET_' '$RB_WORKDIR/trial-$j.out'"
+out=$(env -u RESTORE_BUDGET_CONFIG SLURM_CONF="$SLURM_CONF" "$cli" check-config 2>&1)
+rc=$?
+expect "bad arguments: check-config exits 1" "$rc" 1
+check "bad arguments: check-config names the plugstack line and the argument" \
+    grep -qF "restore-budget: $RB_CLUSTER_DIR/plugstack.conf:1: argument \"verbose\": not KEY=VALUE" <<<"$out"
 
 measure "duration=$((SECONDS - T0))s restores=$n_restores"
 rb_final_checks
