@@ -345,10 +345,13 @@ rbc_start() {
 #    request is signed before it knows AuthInfo, through Slurm's default
 #    munge socket.
 # The host's mounts are left as they are.
+# In a chroot (tests/legs/) "/" is no mount point and its propagation cannot
+# change; there the namespace chroot.sh made is private already.
 rbc_start_slurmd_configless() {
-    local dir=$1 port=$2
+    local dir=$1 port=$2 prop=private
     ln -sfn munge.socket "$dir/munge/munge.socket.2" || return 1
-    rbc_daemon unshare --mount --propagation private sh -c '
+    unshare --mount --propagation private true 2>/dev/null || prop=unchanged
+    rbc_daemon unshare --mount --propagation "$prop" sh -c '
         mkdir -p /run/munge && mount --bind "$1/munge" /run/munge &&
         mount --bind /dev/null "$1/slurm.conf" &&
         mount --bind /dev/null "$1/plugstack.conf" &&
