@@ -351,6 +351,7 @@ rbc_start_slurmd_configless() {
     local dir=$1 port=$2 prop=private
     ln -sfn munge.socket "$dir/munge/munge.socket.2" || return 1
     unshare --mount --propagation private true 2>/dev/null || prop=unchanged
+    # shellcheck disable=SC2016 # $1 and $2 are the inner shell's arguments
     rbc_daemon unshare --mount --propagation "$prop" sh -c '
         mkdir -p /run/munge && mount --bind "$1/munge" /run/munge &&
         mount --bind /dev/null "$1/slurm.conf" &&

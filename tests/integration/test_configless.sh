@@ -101,6 +101,7 @@ rb_final_checks
 # "closed"; the same as an error in the file, test_broken_config.sh)
 cluster_down
 RB_EXPECT_PLUGIN_ERRORS=1   # read by rb_final_checks (lib.sh)
+export RB_EXPECT_PLUGIN_ERRORS
 configless_up "max_failures=1 verbose max_failur=2" || { fail "configless cluster up (bad arguments)"; summary; }
 log=$RB_CLUSTER_DIR/log/slurmd.log
 check "bad arguments: slurmd.log names the argument that is not KEY=VALUE and the known ones" \
