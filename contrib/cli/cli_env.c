@@ -108,8 +108,24 @@ static int scan_line(cli_ctx *ctx, const char *path, unsigned no,
 	return 1;
 }
 
+/* The arguments come only from a file only root can change, as the config
+ * file (config_lex.c): they set the same limits, and root's gc and grant
+ * use their state_dir. -2 (message printed) otherwise. */
+static int trusted_line_file(FILE *fp, const char *path)
+{
+	struct stat st;
+	char safe[RB_PATH_MAX * 3];
+
+	if (fstat(fileno(fp), &st) == 0 && rb_root_trusted(&st))
+		return 0;
+	cli_safe(path, safe, sizeof(safe));
+	cli_error("%s: refusing the restore_budget.so line of a file others than root may change: anyone could change the limits (run chown root %s; chmod go-w %s)",
+		  safe, safe, safe);
+	return -2;
+}
+
 /* The plugstack.conf at path: 1 found (the first restore_budget.so line
- * wins), 0 not there, -1 unreadable (errno). */
+ * wins), 0 not there, -1 unreadable (errno), -2 refused (said). */
 static int scan_plugstack(cli_ctx *ctx, const char *path, int depth)
 {
 	FILE *fp;
@@ -128,6 +144,7 @@ static int scan_plugstack(cli_ctx *ctx, const char *path, int depth)
 		if (rc == 1) {
 			ctx->plug_line = line; /* plug_av points into it */
 			line = NULL;
+			rc = trusted_line_file(fp, path) < 0 ? -2 : 1;
 		}
 	}
 	free(line);
@@ -153,12 +170,17 @@ static void default_plugstack(char *out, size_t len)
 static int find_plugstack(cli_ctx *ctx, const char *opt_plugstack)
 {
 	char path[RB_PATH_MAX], safe[RB_PATH_MAX * 3];
+	int rc;
 
 	if (opt_plugstack)
 		rb_strlcpy(path, opt_plugstack, sizeof(path));
 	else
 		default_plugstack(path, sizeof(path));
-	if (scan_plugstack(ctx, path, 0) >= 0 || !opt_plugstack)
+	rc = scan_plugstack(ctx, path, 0);
+
+	if (rc == -2)
+		return CLI_EDATA;
+	if (rc >= 0 || !opt_plugstack)
 		return CLI_OK;
 	cli_error("%s: cannot read: %s (--plugstack)",
 		  cli_safe(path, safe, sizeof(safe)), strerror(errno));

@@ -382,6 +382,11 @@ expect "check-config --plugstack: its config=PATH is the file, its exit rules re
 run "$CLI" --plugstack "$T/etc/none.conf" check-config
 expect "check-config --plugstack: a missing file, exit 1" 1 '!.' \
 	"2>^restore-budget: $T/etc/none.conf: cannot read: No such file or directory \\(--plugstack\\)$"
+cp "$T/etc/third-stack.conf" "$T/etc/writable-stack.conf"
+chmod 664 "$T/etc/writable-stack.conf"
+run "$CLI" --plugstack "$T/etc/writable-stack.conf" check-config
+expect "check-config --plugstack: a line in a file others may change is refused, exit 1" 1 '!.' \
+	"2>^restore-budget: $T/etc/writable-stack.conf: refusing the restore_budget.so line of a file others than root may change"
 printf 'required restore_budget.so state_dir=%s\n' "$T/state" >"$T/etc/fourth-stack.conf"
 run env -u RESTORE_BUDGET_CONFIG "$CLI" --plugstack "$T/etc/fourth-stack.conf" list
 expect "list: state_dir from a plugstack argument alone (no config file)" 0 '^JOB' '^101 '
