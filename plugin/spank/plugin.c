@@ -1,6 +1,8 @@
 /*
  * plugin.c - the SPANK plugin: its name, its plugstack.conf arguments and
- * the entry points, each handing its context to one file (glue.h).
+ * the entry points, each handing its context to one file (glue.h). Its own
+ * arguments are config=, slurm_bindir= and run_dir=; every other KEY=VALUE
+ * is a key of the config file, read with it at each load_config.
  *
  * It gathers each callback's inputs from Slurm and hands them to the core
  * (plugin/lifecycle/lifecycle.c). Which callback does what (docs/architecture.md,
