@@ -46,7 +46,7 @@ SAN_CFLAGS := $(filter-out -D_FORTIFY_SOURCE=2 -O2,$(BASE_CFLAGS)) -O1 $(SAN_FLA
 # includes look there, so <slurm/slurm.h> stays Slurm's); the tests, which
 # reach inside the folders, also get each folder on their include path.
 BASE_SRC   := plugin/base/diag.c
-CONFIG_SRC := $(addprefix plugin/config/,caps.c config.c config_lex.c \
+CONFIG_SRC := $(addprefix plugin/config/,caps.c config.c config_args.c config_lex.c \
                 limits.c)
 RULE_SRC   := $(addprefix plugin/rule/,engine.c fallback.c identity.c \
                 record.c record_parse.c step.c)

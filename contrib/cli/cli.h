@@ -48,6 +48,13 @@ typedef struct {
 	char cluster[RB_NAME_MAX];
 	bool json;
 	rb_config *cfg;           /* loaded by cli_load_config() */
+	/* the restore_budget.so line of the plugstack.conf sbatch loads
+	 * (docs/rule.md, "Plugstack arguments (configless)"): its arguments, and
+	 * "FILE:LINE" for messages; plug_ac 0 when none */
+	int plug_ac;
+	char *plug_av[64];
+	char *plug_line;          /* the line's copy plug_av points into */
+	char plug_where[4200];
 } cli_ctx;
 
 /* --- messages (cli_util.c) ---------------------------------------------------- */
@@ -63,9 +70,16 @@ void cli_install_log_sink(void);
 
 /* --- environment (cli_env.c) ---------------------------------------------------- */
 
-/* Pick the config path: explicit (--config), else $RESTORE_BUDGET_CONFIG,
- * else the default path if it exists, else built-in defaults (path NULL). */
-void cli_choose_config(cli_ctx *ctx, const char *opt_config);
+/* Find the plugin's plugstack.conf arguments: --plugstack PATH, else
+ * PlugStackConfig of slurm.conf ($SLURM_CONF or /etc/slurm/slurm.conf),
+ * else plugstack.conf next to slurm.conf, following `include` lines; the
+ * line naming restore_budget.so. Then pick the config path: explicit
+ * (--config), else $RESTORE_BUDGET_CONFIG, else the line's config=PATH,
+ * else the default path if it exists, else none (path NULL): built-in
+ * defaults and the arguments. CLI_OK, or CLI_EDATA when --plugstack's
+ * file cannot be read (message printed). */
+int cli_choose_config(cli_ctx *ctx, const char *opt_config,
+		      const char *opt_plugstack);
 
 /* Load ctx->cfg. Returns CLI_OK or CLI_EDATA (message printed). */
 int cli_load_config(cli_ctx *ctx);

@@ -1,6 +1,8 @@
 /*
  * cli_check_config.c - `restore-budget check-config [FILE]`: validate the admin's
- * file with the plugin's own loader and show what it means.
+ * file and the plugin's plugstack.conf arguments with the plugin's own
+ * loader and show what they mean: a summary, then every setting with its
+ * origin (argument, file:line, built-in default).
  */
 #include "cli.h"
 
@@ -139,6 +141,40 @@ static void print_requeue_exit(const cli_requeue *r)
 		line("requeue_exit", r->value);
 }
 
+/* "argument (plugstack.conf:3)", "/etc/slurm/restore_budget.conf:4" or
+ * "default". */
+static void origin_text(const rb_config *c, const rb_setting *s, char *buf,
+			size_t len)
+{
+	char safe[RB_PATH_MAX * 3];
+
+	if (s->from == RB_FROM_ARGUMENT)
+		snprintf(buf, len, "argument (%s)",
+			 cli_safe(c->args_from, safe, sizeof(safe)));
+	else if (s->from == RB_FROM_FILE)
+		snprintf(buf, len, "%s:%u", cli_safe(c->file, safe, sizeof(safe)),
+			 s->line);
+	else
+		snprintf(buf, len, "default");
+}
+
+/* Every setting as KEY=VALUE (the form of a plugstack.conf argument) and
+ * where it comes from. */
+static void print_origins(const rb_config *c)
+{
+	char kv[RB_PATH_MAX * 3 + 256], key[256 * 3], value[RB_PATH_MAX * 3];
+	char from[RB_PATH_MAX * 3 + 32];
+
+	printf("\nsettings (KEY=VALUE, origin):\n");
+	for (size_t i = 0; i < c->n_settings; i++) {
+		snprintf(kv, sizeof(kv), "%s=%s",
+			 cli_safe(c->settings[i].key, key, sizeof(key)),
+			 cli_safe(c->settings[i].value, value, sizeof(value)));
+		origin_text(c, &c->settings[i], from, sizeof(from));
+		printf("  %-40s %s\n", kv, from);
+	}
+}
+
 static void print_text(const rb_config *c, const cli_requeue *r)
 {
 	char buf[RB_PATH_MAX * 3 + 64], m[24];
@@ -192,6 +228,7 @@ static void print_text(const rb_config *c, const cli_requeue *r)
 			 (long long)attempts);
 		line("corrupt checkpoint", buf);
 	}
+	print_origins(c);
 }
 
 static json_object *overrides_json(const rb_overrides *o)
@@ -266,6 +303,32 @@ static json_object *named_json(const rb_named_overrides *arr, size_t n)
 	return j;
 }
 
+/* "settings": [ { "key", "value", "origin": "argument" | "file" |
+ * "default", "where": "FILE:LINE" (not for a default) }, ... ] */
+static json_object *settings_json(const rb_config *c)
+{
+	static const char *const kinds[] = { "default", "file", "argument" };
+	json_object *arr = json_object_new_array();
+	char where[RB_PATH_MAX + 32];
+
+	for (size_t i = 0; i < c->n_settings; i++) {
+		const rb_setting *s = &c->settings[i];
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "key", cli_json_string(s->key));
+		json_object_object_add(o, "value", cli_json_string(s->value));
+		json_object_object_add(o, "origin",
+				       json_object_new_string(kinds[s->from]));
+		if (s->from == RB_FROM_FILE)
+			snprintf(where, sizeof(where), "%s:%u", c->file, s->line);
+		if (s->from != RB_FROM_DEFAULT)
+			json_object_object_add(o, "where", cli_json_string(
+				s->from == RB_FROM_FILE ? where : c->args_from));
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
 static json_object *config_json(const rb_config *c, const cli_requeue *r)
 {
 	json_object *o = json_object_new_object();
@@ -314,6 +377,7 @@ static json_object *config_json(const rb_config *c, const cli_requeue *r)
 			       named_json(c->partitions, c->n_partitions));
 	json_object_object_add(o, "accounts",
 			       named_json(c->accounts, c->n_accounts));
+	json_object_object_add(o, "settings", settings_json(c));
 	return o;
 }
 
@@ -328,22 +392,17 @@ int cli_cmd_check_config(cli_ctx *ctx, const char *file)
 		ctx->config_path = file;
 		ctx->config_explicit = true;
 	}
-	if (!ctx->config_path) {
-		cfg = rb_config_defaults();
-		if (!cfg) {
-			cli_error("out of memory");
-			return CLI_EDATA;
-		}
-		cli_error("note: %s does not exist: the plugin uses the built-in "
-			  "defaults shown here", RB_DEFAULT_CONFIG_PATH);
-	} else if (rb_config_load(ctx->config_path, &cfg, &err) < 0) {
+	if (rb_config_load_args(ctx->config_path, ctx->plug_ac, ctx->plug_av,
+				ctx->plug_where, &cfg, &err) < 0) {
 		char safe[RB_ERR_MAX * 3];
 
 		cli_error("%s", cli_safe(err.msg, safe, sizeof(safe)));
 		if (ctx->json) {
 			json_object *o = cli_json_pair(
 				"ok", json_object_new_boolean(false),
-				"path", cli_json_string(ctx->config_path));
+				"path", cli_json_string(ctx->config_path ?
+							ctx->config_path :
+							ctx->plug_where));
 
 			json_object_object_add(o, "error",
 					       cli_json_string(err.msg));
@@ -351,6 +410,10 @@ int cli_cmd_check_config(cli_ctx *ctx, const char *file)
 		}
 		return CLI_EDATA;
 	}
+	if (!ctx->config_path)
+		cli_error("note: %s does not exist: the plugin uses the built-in "
+			  "defaults%s shown here", RB_DEFAULT_CONFIG_PATH,
+			  cfg->args_from ? " and the plugstack.conf arguments" : "");
 	cli_requeue_check(cfg, &requeue);
 	if (requeue.warning[0])
 		cli_error("%s", requeue.warning);

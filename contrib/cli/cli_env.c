@@ -1,16 +1,19 @@
 /*
- * cli_env.c - where the CLI's inputs come from: the config file, the
- * cluster's name, the invoking user, the ledger.
+ * cli_env.c - where the CLI's inputs come from: the plugin's plugstack.conf
+ * arguments and config file, the cluster's name, the invoking user, the
+ * ledger.
  */
 #include "cli.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <inttypes.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,15 +27,190 @@ static const char *env_nonempty(const char *name)
 	return v && v[0] ? v : NULL;
 }
 
-void cli_choose_config(cli_ctx *ctx, const char *opt_config)
+/* ---- the plugstack.conf arguments (docs/rule.md, "Plugstack arguments") */
+
+#define PLUG_INCLUDE_DEPTH 8
+
+/* PlugStackConfig of the slurm.conf at path into out: the last line wins,
+ * the key is case-insensitive, as Slurm reads it. 0, or -1 if none. */
+static int plugstack_of_slurm_conf(const char *path, char *out, size_t len)
+{
+	FILE *fp = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	int rc = -1;
+
+	if (!fp)
+		return -1;
+	while (getline(&line, &cap, fp) > 0) {
+		char *p = line + strspn(line, " \t");
+
+		p[strcspn(p, "#\r\n")] = '\0';
+		if (strncasecmp(p, "PlugStackConfig=", 16) != 0)
+			continue;
+		p += 16;
+		p[strcspn(p, " \t")] = '\0';
+		rc = rb_strlcpy(out, p, len) < 0 || !*p ? -1 : 0;
+	}
+	free(line);
+	fclose(fp);
+	return rc;
+}
+
+static int scan_plugstack(cli_ctx *ctx, const char *path, int depth);
+
+/* include PATTERN: a glob, relative to the including file's directory. */
+static int scan_include(cli_ctx *ctx, const char *from, const char *pattern,
+			int depth)
+{
+	char full[RB_PATH_MAX * 2];
+	const char *slash = strrchr(from, '/');
+	glob_t g;
+	int rc = 0;
+
+	if (pattern[0] == '/' || !slash)
+		snprintf(full, sizeof(full), "%s", pattern);
+	else
+		snprintf(full, sizeof(full), "%.*s/%s", (int)(slash - from),
+			 from, pattern);
+	if (glob(full, 0, NULL, &g) != 0)
+		return 0; /* nothing matches: nothing included */
+	for (size_t i = 0; i < g.gl_pathc && rc == 0; i++)
+		rc = scan_plugstack(ctx, g.gl_pathv[i], depth + 1);
+	globfree(&g);
+	return rc;
+}
+
+/* One line: 1 when it loads restore_budget.so (ctx->plug_* set). */
+static int scan_line(cli_ctx *ctx, const char *path, unsigned no,
+		     char *line, int depth)
+{
+	char *save = NULL, *kind, *so, *base;
+
+	line[strcspn(line, "#\r\n")] = '\0';
+	kind = strtok_r(line, " \t", &save);
+	if (!kind)
+		return 0;
+	if (strcmp(kind, "include") == 0) {
+		char *pattern = strtok_r(NULL, " \t", &save);
+
+		return pattern ? scan_include(ctx, path, pattern, depth) : 0;
+	}
+	so = strtok_r(NULL, " \t", &save);
+	base = so ? strrchr(so, '/') : NULL;
+	if (!so || strcmp(base ? base + 1 : so, "restore_budget.so") != 0)
+		return 0;
+	snprintf(ctx->plug_where, sizeof(ctx->plug_where), "%s:%u", path, no);
+	for (char *t = strtok_r(NULL, " \t", &save);
+	     t && ctx->plug_ac < (int)(sizeof(ctx->plug_av) / sizeof(ctx->plug_av[0]));
+	     t = strtok_r(NULL, " \t", &save))
+		ctx->plug_av[ctx->plug_ac++] = t;
+	return 1;
+}
+
+/* The arguments come only from a file only root can change, as the config
+ * file (config_lex.c): they set the same limits, and root's gc and grant
+ * use their state_dir. -2 (message printed) otherwise. */
+static int trusted_line_file(FILE *fp, const char *path)
+{
+	struct stat st;
+	char safe[RB_PATH_MAX * 3];
+
+	if (fstat(fileno(fp), &st) == 0 && rb_root_trusted(&st))
+		return 0;
+	cli_safe(path, safe, sizeof(safe));
+	cli_error("%s: refusing the restore_budget.so line of a file others than root may change: anyone could change the limits (run chown root %s; chmod go-w %s)",
+		  safe, safe, safe);
+	return -2;
+}
+
+/* The plugstack.conf at path: 1 found (the first restore_budget.so line
+ * wins), 0 not there, -1 unreadable (errno), -2 refused (said). */
+static int scan_plugstack(cli_ctx *ctx, const char *path, int depth)
+{
+	FILE *fp;
+	char *line = NULL;
+	size_t cap = 0;
+	unsigned no = 0;
+	int rc = 0;
+
+	if (depth > PLUG_INCLUDE_DEPTH)
+		return 0;
+	if (!(fp = fopen(path, "re")))
+		return depth == 0 ? -1 : 0;
+	while (rc == 0 && getline(&line, &cap, fp) > 0) {
+		no++;
+		rc = scan_line(ctx, path, no, line, depth);
+		if (rc == 1) {
+			ctx->plug_line = line; /* plug_av points into it */
+			line = NULL;
+			rc = trusted_line_file(fp, path) < 0 ? -2 : 1;
+		}
+	}
+	free(line);
+	fclose(fp);
+	return rc;
+}
+
+/* Where sbatch's plugstack.conf is, when --plugstack does not say. */
+static void default_plugstack(char *out, size_t len)
+{
+	const char *conf = env_nonempty("SLURM_CONF");
+	const char *slash;
+
+	if (!conf)
+		conf = CLI_SLURM_CONF;
+	if (plugstack_of_slurm_conf(conf, out, len) == 0)
+		return;
+	slash = strrchr(conf, '/');
+	snprintf(out, len, "%.*s/plugstack.conf",
+		 slash ? (int)(slash - conf) : 1, slash ? conf : ".");
+}
+
+static int find_plugstack(cli_ctx *ctx, const char *opt_plugstack)
+{
+	char path[RB_PATH_MAX], safe[RB_PATH_MAX * 3];
+	int rc;
+
+	if (opt_plugstack)
+		rb_strlcpy(path, opt_plugstack, sizeof(path));
+	else
+		default_plugstack(path, sizeof(path));
+	rc = scan_plugstack(ctx, path, 0);
+
+	if (rc == -2)
+		return CLI_EDATA;
+	if (rc >= 0 || !opt_plugstack)
+		return CLI_OK;
+	cli_error("%s: cannot read: %s (--plugstack)",
+		  cli_safe(path, safe, sizeof(safe)), strerror(errno));
+	return CLI_EDATA;
+}
+
+/* The config=PATH among the arguments, or NULL. */
+static const char *plug_config(const cli_ctx *ctx)
+{
+	for (int i = 0; i < ctx->plug_ac; i++)
+		if (strncmp(ctx->plug_av[i], "config=", 7) == 0 &&
+		    ctx->plug_av[i][7])
+			return ctx->plug_av[i] + 7;
+	return NULL;
+}
+
+int cli_choose_config(cli_ctx *ctx, const char *opt_config,
+		      const char *opt_plugstack)
 {
 	const char *env = env_nonempty("RESTORE_BUDGET_CONFIG");
 
+	if (find_plugstack(ctx, opt_plugstack) != CLI_OK)
+		return CLI_EDATA;
 	ctx->config_explicit = true;
 	if (opt_config) {
 		ctx->config_path = opt_config;
 	} else if (env) {
 		ctx->config_path = env;
+	} else if (plug_config(ctx)) {
+		ctx->config_path = plug_config(ctx);
 	} else {
 		ctx->config_explicit = false;
 		/* Like the plugin: an absent default file means built-in
@@ -42,24 +220,19 @@ void cli_choose_config(cli_ctx *ctx, const char *opt_config)
 		else
 			ctx->config_path = RB_DEFAULT_CONFIG_PATH;
 	}
+	return CLI_OK;
 }
 
 int cli_load_config(cli_ctx *ctx)
 {
 	rb_err err;
+	char safe[RB_ERR_MAX * 3];
 
 	if (ctx->cfg)
 		return CLI_OK;
-	if (!ctx->config_path) {
-		ctx->cfg = rb_config_defaults();
-		if (!ctx->cfg) {
-			cli_error("out of memory");
-			return CLI_EDATA;
-		}
-		return CLI_OK;
-	}
-	if (rb_config_load(ctx->config_path, &ctx->cfg, &err) < 0) {
-		cli_error("%s", err.msg);
+	if (rb_config_load_args(ctx->config_path, ctx->plug_ac, ctx->plug_av,
+				ctx->plug_where, &ctx->cfg, &err) < 0) {
+		cli_error("%s", cli_safe(err.msg, safe, sizeof(safe)));
 		return CLI_EDATA;
 	}
 	return CLI_OK;

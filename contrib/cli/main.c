@@ -34,8 +34,9 @@ static const char usage_text[] =
 "       [--state running|restoring|exhausted|ended|all]\n"
 "                           one line per job record (JOB: that job, or an\n"
 "                           array's tasks)\n"
-"  check-config [FILE]      validate the config file and print the effective\n"
-"                           settings (errors as file:line: message)\n"
+"  check-config [FILE]      validate the config file and the plugstack.conf\n"
+"                           arguments; print the effective settings, each\n"
+"                           with its origin (argument, file:line, default)\n"
 "  grant JOB --failures N   (root) give a job N more failures of budget\n"
 "  gc --older-than DAYS [--dry-run] [--force]\n"
 "                           (root) remove the records of jobs not updated\n"
@@ -50,8 +51,13 @@ static const char usage_text[] =
 "\n"
 "Options:\n"
 "  --config FILE   the plugin's config file (default: $RESTORE_BUDGET_CONFIG,\n"
-"                  else /etc/slurm/restore_budget.conf, else built-in defaults\n"
+"                  else config=PATH of the plugstack.conf line, else\n"
+"                  /etc/slurm/restore_budget.conf, else built-in defaults\n"
 "                  if that file does not exist)\n"
+"  --plugstack FILE  the plugstack.conf whose restore_budget.so line gives\n"
+"                  the plugin's arguments (default: PlugStackConfig of\n"
+"                  slurm.conf, else plugstack.conf next to slurm.conf);\n"
+"                  each KEY=VALUE argument sets a config key over the file\n"
 "  --cluster NAME  whose ledger to read (default: $SLURM_CLUSTER_NAME, else\n"
 "                  ClusterName in $SLURM_CONF or /etc/slurm/slurm.conf, else\n"
 "                  \"cluster\")\n"
@@ -101,7 +107,7 @@ static const struct {
 typedef enum {
 	OPT_CONFIG, OPT_CLUSTER, OPT_JSON, OPT_HELP, OPT_VERSION, OPT_USER,
 	OPT_STATE, OPT_EXHAUSTED, OPT_FAILURES, OPT_OLDER_THAN, OPT_DRY_RUN,
-	OPT_FORCE, OPT_OUTPUT, OPT_COUNT,
+	OPT_FORCE, OPT_OUTPUT, OPT_PLUGSTACK, OPT_COUNT,
 } opt_id;
 
 static const struct {
@@ -122,6 +128,7 @@ static const struct {
 	[OPT_DRY_RUN] = { "dry-run", false, C(CMD_GC) },
 	[OPT_FORCE] = { "force", false, C(CMD_GC) },
 	[OPT_OUTPUT] = { "output", true, C(CMD_METRICS) },
+	[OPT_PLUGSTACK] = { "plugstack", true, ALL_CMDS },
 };
 
 typedef struct {
@@ -388,11 +395,15 @@ int main(int argc, char **argv)
 	// NOLINTNEXTLINE(clang-analyzer-core.NullDereference)
 	if (a.set[OPT_CONFIG] && !a.value[OPT_CONFIG][0])
 		return usage_error("%s", "--config needs a file name");
+	// NOLINTNEXTLINE(clang-analyzer-core.NullDereference)
+	if (a.set[OPT_PLUGSTACK] && !a.value[OPT_PLUGSTACK][0])
+		return usage_error("%s", "--plugstack needs a file name");
 	ctx.json = a.set[OPT_JSON];
-	cli_choose_config(&ctx, a.value[OPT_CONFIG]);
-	if ((rc = cli_choose_cluster(&ctx, a.value[OPT_CLUSTER])) != CLI_OK)
-		return rc;
-	rc = dispatch(&ctx, &a);
+	if ((rc = cli_choose_config(&ctx, a.value[OPT_CONFIG],
+				    a.value[OPT_PLUGSTACK])) == CLI_OK &&
+	    (rc = cli_choose_cluster(&ctx, a.value[OPT_CLUSTER])) == CLI_OK)
+		rc = dispatch(&ctx, &a);
 	rb_config_free(ctx.cfg);
+	free(ctx.plug_line);
 	return rc;
 }

@@ -27,6 +27,18 @@
 #   RB_START_TIMEOUT  seconds to wait for the cluster  (default 30)
 #   RB_STOP_TIMEOUT   seconds to wait per TERM phase   (default 10)
 #   RB_ACCOUNTING     1: a private slurmdbd with its own MariaDB (accounting.sh)
+#   RB_CONFIGLESS     1 = a configless cluster (default 0): slurmctld runs with
+#                     SlurmctldParameters=enable_configless, slurmd gets
+#                     --conf-server 127.0.0.1:PORT and no file of its own, and
+#                     keeps what it fetched in DIR/spool/conf-cache (start
+#                     fails unless slurmd runs on that copy).  DIR/slurm.conf
+#                     and DIR/plugstack.conf are then the controller's and the
+#                     clients' (sbatch, the CLI): no PlugStackConfig line, so
+#                     each daemon reads the plugstack.conf next to its
+#                     slurm.conf.  slurmd runs in a private mount namespace
+#                     where Slurm's default munge socket (/run/munge) is
+#                     DIR/munge: it fetches its config before it can know
+#                     AuthInfo.
 #
 # The daemons and the unprivileged job user read the plugin, the CLI, config
 # files and job scripts; a checkout may live where they cannot (a clone in
@@ -305,6 +317,10 @@ rbc_start() {
         sed -i "s|^RequeueExit=.*|RequeueExit=$RB_REQUEUE_EXIT|" "$dir/slurm.conf" || { rbc_stop "$dir"; return 1; }
     fi
     rbc_write_plugstack "$dir" "$line"
+    if [[ ${RB_CONFIGLESS:-0} == 1 ]]; then
+        sed -i -e '/^PlugStackConfig=/d' -e '$a SlurmctldParameters=enable_configless' \
+            "$dir/slurm.conf" || { rbc_stop "$dir"; return 1; }
+    fi
     if [[ ${RB_ACCOUNTING:-0} == 1 ]]; then
         rbc_acct_start "$dir" "$cluster" || { rbc_stop "$dir"; return 1; }
     fi
@@ -313,10 +329,53 @@ rbc_start() {
     # get a clean environment, as under systemd: slurmd's environment is what
     # slurmstepd and the plugin's remote callbacks see through getenv().
     rbc_start_ctld "$dir" "$tmo" || { rbc_stop "$dir"; return 1; }
-    rbc_daemon slurmd -f "$dir/slurm.conf" \
-        || { rbc_logtail "$dir"; rbc_die "slurmd failed to start"; rbc_stop "$dir"; return 1; }
+    if [[ ${RB_CONFIGLESS:-0} == 1 ]]; then
+        rbc_start_slurmd_configless "$dir" "$cport"
+    else
+        rbc_daemon slurmd -f "$dir/slurm.conf"
+    fi || { rbc_logtail "$dir"; rbc_die "slurmd failed to start"; rbc_stop "$dir"; return 1; }
     rbc_wait_ready "$dir" "$t0" "$tmo" rbc_ready rbc_slurmd_alive || { rbc_stop "$dir"; return 1; }
+    if [[ ${RB_CONFIGLESS:-0} == 1 ]]; then
+        rbc_check_configless "$dir" || { rbc_logtail "$dir"; rbc_stop "$dir"; return 1; }
+    fi
     rbc_log "cluster $cluster up in $dir (ctld port $cport, slurmd port $sport, $((SECONDS - t0))s)"
+}
+
+# rbc_start_slurmd_configless DIR CTLD_PORT - slurmd with no slurm.conf: it
+# fetches one from the controller (-L names DIR on its command line, which
+# rbc_pid_of needs).  It runs in a private mount namespace where
+#  - DIR/slurm.conf and DIR/plugstack.conf are empty (/dev/null): on one
+#    machine slurmd could otherwise read the controller's files by their
+#    path, and a test would pass without configless working;
+#  - /run/munge is DIR/munge (munge.socket.2 -> munge.socket): its first
+#    request is signed before it knows AuthInfo, through Slurm's default
+#    munge socket.
+# The host's mounts are left as they are.
+# In a chroot (tests/legs/) "/" is no mount point and its propagation cannot
+# change; there the namespace chroot.sh made is private already.
+rbc_start_slurmd_configless() {
+    local dir=$1 port=$2 prop=private
+    ln -sfn munge.socket "$dir/munge/munge.socket.2" || return 1
+    unshare --mount --propagation private true 2>/dev/null || prop=unchanged
+    # shellcheck disable=SC2016 # $1 and $2 are the inner shell's arguments
+    rbc_daemon unshare --mount --propagation "$prop" sh -c '
+        mkdir -p /run/munge && mount --bind "$1/munge" /run/munge &&
+        mount --bind /dev/null "$1/slurm.conf" &&
+        mount --bind /dev/null "$1/plugstack.conf" &&
+        exec slurmd --conf-server "127.0.0.1:$2" -L "$1/log/slurmd.log"' \
+        sh "$dir" "$port"
+}
+
+# rbc_check_configless DIR - slurmd fetched its files: the copies in
+# DIR/spool/conf-cache are the controller's slurm.conf and plugstack.conf
+# (and it cannot read the originals: rbc_start_slurmd_configless).
+rbc_check_configless() {
+    local dir=$1 cache=$1/spool/conf-cache f
+    for f in slurm.conf plugstack.conf; do
+        cmp -s "$dir/$f" "$cache/$f" ||
+            { rbc_die "configless: $cache/$f is not the controller's $dir/$f"; return 1; }
+    done
+    rbc_log "configless: slurmd runs on $cache, fetched from the controller"
 }
 
 rbc_stop() {

@@ -35,47 +35,13 @@
  * the buffer, this plus its NUL */
 #define NAME_LEN_MAX 255
 
-typedef config_setting_t cset;
-
-/* What a key holds, and so how it is read and checked. */
-typedef enum {
-	K_ENUM,     /* one of more's names: its index, an int at off */
-	K_BOOL,     /* a bool at off */
-	K_VALUE,    /* a bounded number (cap rule arg), an int at off */
-	K_OVERRIDE, /* the same, set in the rb_overrides at off */
-	K_CAP,      /* a `limits` cap of cap rule arg (cap_min..bound), an
-		     * int at off */
-	K_REQUEUE,  /* requeue_exit: 1..RB_EXIT_CODE_MAX, an int at off */
-	K_TEXT,     /* a string of rule arg (text_rule), a char * at off */
-	K_GROUP,    /* the section more, read into the same struct */
-	K_RULES,    /* an exit_rules list at off */
-	K_NAMED,    /* partitions (arg 0) or accounts (arg 1) */
-} key_kind;
-
-typedef enum { T_NAME, T_PATTERN, T_LATEST, T_STATE_DIR } text_rule;
-
-typedef struct {
-	const char *name;
-	key_kind kind;
-	int arg;
-	size_t off;        /* in the struct the section is read into */
-	const void *more;  /* K_ENUM: the names; K_GROUP: the section */
-} key_row;
-
-typedef struct {
-	const char *shape;   /* what a value of the wrong type should be */
-	const char *known;   /* the keys, for the unknown-key message */
-	const key_row *rows; /* in the order they are read (NULL-terminated):
-			      * accounting and caps before what they bound */
-} section;
-
 static const char *const accounting_names[] = { "grouped", "ray", NULL };
 static const char *const track_names[] = { "all", "opt-in", NULL };
 static const char *const on_error_names[] = { "open", "closed", NULL };
 static const char *const on_exhausted_names[] = { "fail", "hold", NULL };
 static const char *const store_names[] = { "dir", "controller", NULL };
 /* The order of rb_exit_rule from RB_EXIT_RULE_FAILURE on. */
-static const char *const action_names[] = {
+const char *const cf_action_names[] = {
 	"failure", "restore_failure", "fatal", "ignore", NULL,
 };
 
@@ -102,7 +68,7 @@ static const section checkpoint_section = {
 		{ NULL, 0, 0, 0, NULL } },
 };
 
-static const section top_section = {
+const section cf_top_section = {
 	"a group",
 	"store, state_dir, max_failures, restore_retry_num, restore_timeout, restore_accounting, count_preemptions, track, on_error, on_exhausted, limits, checkpoint, partitions, accounts, max_interruptions, exit_rules, requeue_exit",
 	(const key_row[]){
@@ -129,7 +95,7 @@ static const section top_section = {
 #undef C
 
 #define O(field) offsetof(rb_named_overrides, field)
-static const section override_section = {
+const section cf_override_section = {
 	"a group { max_failures = N; restore_retry_num = N; restore_timeout = SEC; }",
 	"name, max_failures, restore_retry_num, restore_timeout, max_interruptions, exit_rules",
 	(const key_row[]){
@@ -269,8 +235,9 @@ static int fail_at(load_ctx *ctx, const cset *s, const char *shown,
 static int fail_at(load_ctx *ctx, const cset *s, const char *shown,
 		   const char *fmt, ...)
 {
-	char msg[RB_ERR_MAX], key[256] = "", at[16] = "";
+	char msg[RB_ERR_MAX], key[256] = "", at[16] = "", arg[200];
 	unsigned int line = s ? config_setting_source_line(s) : 0;
+	const cf_arg *a = cf_arg_of(s);
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -280,6 +247,11 @@ static int fail_at(load_ctx *ctx, const cset *s, const char *shown,
 		snprintf(at, sizeof(at), ":%u", line);
 	if (shown)
 		key_path(s, key, sizeof(key));
+	if (a) /* a plugstack.conf argument set it: name the argument */
+		return rb_err_set(ctx->err, "%s: argument %s: %s%s%s%s%s",
+				  ctx->label, quoted(a->arg, 160, arg, sizeof(arg)),
+				  key, shown ? " = " : "", shown ? shown : "",
+				  shown ? " " : "", msg);
 	return rb_err_set(ctx->err, "%s%s: %s%s%s%s%s", ctx->path, at, key,
 			  shown ? " = " : "", shown ? shown : "",
 			  shown ? " " : "", msg);
@@ -307,8 +279,10 @@ static int read_int(load_ctx *ctx, const cset *s, long long *v,
 
 	*big = NULL;
 	if (config_setting_type(s) != CONFIG_TYPE_INT &&
-	    config_setting_type(s) != CONFIG_TYPE_INT64)
-		return fail_type(ctx, s, "an integer");
+	    config_setting_type(s) != CONFIG_TYPE_INT64) {
+		fail_type(ctx, s, "an integer");
+		return -1;
+	}
 	for (size_t i = 0; name && i < ctx->n_big && !*big; i++) {
 		big_literal *b = &ctx->big[i];
 
@@ -318,6 +292,8 @@ static int read_int(load_ctx *ctx, const cset *s, long long *v,
 			*big = b->text;
 		}
 	}
+	if (cf_arg_of(s) && cf_arg_of(s)->big) /* an argument past 64 bits */
+		*big = cf_arg_of(s)->value;
 	*v = config_setting_get_int64(s);
 	if (*big || *v < INT_MIN || *v > INT_MAX)
 		*v = LLONG_MAX;
@@ -376,8 +352,11 @@ static int check_value(load_ctx *ctx, const cset *s, long long v,
 
 static int read_string(load_ctx *ctx, const cset *s, const char **out)
 {
-	if (config_setting_type(s) != CONFIG_TYPE_STRING)
-		return fail_type(ctx, s, "a string in double quotes");
+	/* -1 spelled out: the analyzer loses fail_at's -1 in its depth */
+	if (config_setting_type(s) != CONFIG_TYPE_STRING) {
+		fail_type(ctx, s, "a string in double quotes");
+		return -1;
+	}
 	*out = config_setting_get_string(s);
 	return 0;
 }
@@ -492,7 +471,7 @@ static int load_rule(load_ctx *ctx, const cset *g, const char *where,
 			       "%s needs both codes = [N, ...] and action = \"failure\", \"restore_failure\", \"fatal\" or \"ignore\" (%s)",
 			       where, FIX_HINT);
 	if (load_codes(ctx, codes, where, r) < 0 ||
-	    load_enum(ctx, action, action_names, &e) < 0)
+	    load_enum(ctx, action, cf_action_names, &e) < 0)
 		return -1;
 	r->action = (rb_exit_rule)(RB_EXIT_RULE_FAILURE + e);
 	return 0;
@@ -582,7 +561,7 @@ static int load_named(load_ctx *ctx, const cset *g, rb_config *cfg,
 
 		if (!(o->name = strdup(config_setting_name(e))))
 			return rb_err_set(ctx->err, "%s: out of memory", ctx->path);
-		if (load_section(ctx, e, &override_section, (char *)o, cfg) < 0)
+		if (load_section(ctx, e, &cf_override_section, (char *)o, cfg) < 0)
 			return -1;
 		for (int k = 0; k < i; k++) {
 			const cset *other = config_setting_get_elem(g, (unsigned int)k);
@@ -712,22 +691,49 @@ void rb_config_free(rb_config *cfg)
 	free(cfg->exit_rules.rules);
 	free_named(cfg->partitions, cfg->n_partitions);
 	free_named(cfg->accounts, cfg->n_accounts);
+	for (size_t i = 0; i < cfg->n_settings; i++) {
+		free(cfg->settings[i].key);
+		free(cfg->settings[i].value);
+	}
+	free(cfg->settings);
+	free(cfg->file);
+	free(cfg->args_from);
 	free(cfg);
 }
 
-/* The checks over libconfig's parse: a fresh rb_config, or NULL with err
- * set (errno ENOMEM or EINVAL). */
-static rb_config *load_root(load_ctx *ctx, const cset *root)
+/* What cfg's settings came from, for messages ("set in %s"): the file,
+ * the arguments, both, or the built-in defaults. */
+static int describe_sources(load_ctx *ctx, const char *file, rb_config *cfg)
+{
+	char desc[RB_PATH_MAX + 128];
+
+	if (file && ctx->n_applied)
+		snprintf(desc, sizeof(desc), "%s and %s arguments", file,
+			 ctx->label);
+	else if (ctx->n_applied)
+		snprintf(desc, sizeof(desc), "%s arguments", ctx->label);
+	else
+		snprintf(desc, sizeof(desc), "%s", file ? file : "(built-in defaults)");
+	if (replace_string(&cfg->path, desc) < 0 ||
+	    (file && replace_string(&cfg->file, file) < 0) ||
+	    (ctx->n_applied && replace_string(&cfg->args_from, ctx->label) < 0))
+		return -1;
+	return 0;
+}
+
+/* The checks over libconfig's parse (the file and the arguments merged):
+ * a fresh rb_config, or NULL with err set (errno ENOMEM or EINVAL). */
+static rb_config *load_root(load_ctx *ctx, const cset *root, const char *file)
 {
 	rb_config *cfg = rb_config_defaults();
 
 	errno = ENOMEM;
-	if (!cfg || replace_string(&cfg->path, ctx->path) < 0) {
+	if (!cfg || describe_sources(ctx, file, cfg) < 0) {
 		rb_err_set(ctx->err, "%s: out of memory", ctx->path);
 		goto fail;
 	}
 	errno = EINVAL;
-	if (load_section(ctx, root, &top_section, (char *)cfg, cfg) < 0 ||
+	if (load_section(ctx, root, &cf_top_section, (char *)cfg, cfg) < 0 ||
 	    cf_no_big_left(ctx) < 0)
 		goto fail;
 	/* A built-in default the admin did not write follows a lower cap;
@@ -742,50 +748,94 @@ static rb_config *load_root(load_ctx *ctx, const cset *root)
 	if (!config_setting_get_member(root, "max_interruptions") &&
 	    cfg->caps.max_interruptions >= 0)
 		cfg->max_interruptions = cfg->caps.max_interruptions;
+	errno = ENOMEM;
+	if (cf_record_settings(ctx, root, cfg) < 0) {
+		rb_err_set(ctx->err, "%s: out of memory", ctx->path);
+		goto fail;
+	}
 	return cfg;
 fail:
 	rb_config_free(cfg);
 	return NULL;
 }
 
-int rb_config_load(const char *path, rb_config **out, rb_err *err)
+/* The file into lc, through the trusted read and the guard; -1 with err
+ * set and errno the reason. */
+static int read_file(load_ctx *ctx, config_t *lc, const char *path)
 {
-	load_ctx ctx = { .path = path, .err = err };
-	config_t lc;
 	char *text = NULL;
 	size_t len = 0;
+	int rc = -1;
+
+	errno = EINVAL;
+	if (cf_read_text(path, &text, &len, ctx->err) < 0)
+		return -1;
+	if (cf_prescan(ctx, text, len) < 0)
+		goto done;
+	if (config_read_string(lc, text) != CONFIG_TRUE) {
+		rb_err_set(ctx->err, "%s:%d: syntax error: %s (%s)",
+			   config_error_file(lc) ? config_error_file(lc) : path,
+			   config_error_line(lc),
+			   config_error_text(lc) ? config_error_text(lc) :
+						   "unknown error", FILE_HINT);
+		goto done;
+	}
+	rc = 0;
+done:
+	free(text);
+	errno = EINVAL;
+	return rc;
+}
+
+int rb_config_load_args(const char *path, int ac, char *const *av,
+			const char *label, rb_config **out, rb_err *err)
+{
+	char args_path[RB_PATH_MAX + 32];
+	load_ctx ctx = { .path = path, .err = err,
+			 .label = label && label[0] ? label : "plugstack.conf" };
+	config_t lc;
 	int saved = EINVAL;
 
 	*out = NULL;
+	snprintf(args_path, sizeof(args_path), "%s arguments", ctx.label);
+	if (!path)
+		ctx.path = args_path;
 	/* No autoconvert: a float is never silently an integer. Includes are
 	 * refused by the guard (config_lex.c), so none is ever opened; the
 	 * include dir stays unset (config_set_include_dir(NULL) crashes 1.5). */
 	config_init(&lc);
 	config_set_options(&lc, 0);
-	if (!path || !path[0]) {
+	if (path && !path[0]) {
 		rb_err_set(err, "(no path): cannot read: no config file given");
 		goto done;
 	}
-	if (cf_read_text(path, &text, &len, err) < 0) {
+	if (path && read_file(&ctx, &lc, path) < 0) {
 		saved = errno;
 		goto done;
 	}
-	if (cf_prescan(&ctx, text, len) < 0)
-		goto done;
-	if (config_read_string(&lc, text) != CONFIG_TRUE) {
-		rb_err_set(err, "%s:%d: syntax error: %s (%s)",
-			   config_error_file(&lc) ? config_error_file(&lc) : path,
-			   config_error_line(&lc),
-			   config_error_text(&lc) ? config_error_text(&lc) :
-						    "unknown error", FILE_HINT);
+	if (ac > 0 && !(ctx.args = calloc((size_t)ac, sizeof(*ctx.args)))) {
+		saved = ENOMEM;
+		rb_err_set(err, "%s: out of memory", ctx.path);
 		goto done;
 	}
-	*out = load_root(&ctx, config_root_setting(&lc));
+	if (cf_apply_args(&ctx, config_root_setting(&lc), ac, av) < 0)
+		goto done;
+	*out = load_root(&ctx, config_root_setting(&lc), path);
 	saved = errno;
 done:
 	config_destroy(&lc);
-	free(text);
 	free(ctx.big);
+	free(ctx.args);
 	errno = saved;
 	return *out ? 0 : -1;
+}
+
+int rb_config_load(const char *path, rb_config **out, rb_err *err)
+{
+	if (!path || !path[0]) {
+		*out = NULL;
+		errno = EINVAL;
+		return rb_err_set(err, "(no path): cannot read: no config file given");
+	}
+	return rb_config_load_args(path, 0, NULL, NULL, out, err);
 }

@@ -66,8 +66,23 @@ typedef struct {
 	rb_exit_rules exit_rules;
 } rb_named_overrides;
 
+/* Where a setting's value comes from (check-config shows it). */
+typedef enum { RB_FROM_DEFAULT = 0, RB_FROM_FILE, RB_FROM_ARGUMENT } rb_origin;
+
+/* One setting in force, as a plugstack.conf argument would give it:
+ * key "limits.max_failures", value "10" (exit rules: key
+ * "exit_rules.fatal", value "3,4"). Strings are raw: quote to print. */
 typedef struct {
-	char *path;               /* the file read, or "(built-in defaults)" */
+	char *key;
+	char *value;
+	rb_origin from;
+	unsigned int line;        /* RB_FROM_FILE: the file's line */
+} rb_setting;
+
+typedef struct {
+	char *path;               /* what the settings came from, for
+				   * messages: the file, "LABEL arguments",
+				   * both, or "(built-in defaults)" */
 	char *state_dir;
 	int max_failures;         /* default M */
 	int restore_retry_num;    /* default R */
@@ -95,6 +110,12 @@ typedef struct {
 	size_t n_partitions;
 	rb_named_overrides *accounts;
 	size_t n_accounts;
+	/* every setting in force with its origin, in the order of the keys
+	 * (empty from rb_config_defaults) */
+	rb_setting *settings;
+	size_t n_settings;
+	char *file;               /* the file read, or NULL */
+	char *args_from;          /* the arguments' label, or NULL if none */
 } rb_config;
 
 /* Built-in defaults (used when the default path does not exist).
@@ -108,6 +129,27 @@ rb_config *rb_config_defaults(void);
  * key, the bad value, the allowed range and what to do.
  */
 int rb_config_load(const char *path, rb_config **out, rb_err *err);
+
+/* The plugstack.conf arguments the plugin itself takes; the loader skips
+ * them. */
+#define RB_PLUGIN_ARGS "config=PATH, slurm_bindir=DIR, run_dir=DIR"
+
+/*
+ * The file at `path` (NULL: none, so the built-in defaults), then the
+ * plugstack.conf arguments av[0..ac) over it (DESIGN 14, docs/rule.md
+ * "Plugstack arguments"): each "key=value" sets one key of the file, nested
+ * keys with dots ("limits.max_failures=10",
+ * "partitions.preempt.max_failures=5"), exit rules one argument per action
+ * ("exit_rules.fatal=3,4"). An argument overrides the file's value; the
+ * merged settings pass the file's checks once, so the rules and messages
+ * are the same. The plugin's own arguments (RB_PLUGIN_ARGS) are skipped.
+ * `label` names where the arguments are ("plugstack.conf", or
+ * "/etc/slurm/plugstack.conf:4"); messages about an argument read
+ * "LABEL: argument \"key=value\": ...". cfg->settings lists every setting
+ * with its origin. Returns as rb_config_load.
+ */
+int rb_config_load_args(const char *path, int ac, char *const *av,
+			const char *label, rb_config **out, rb_err *err);
 
 void rb_config_free(rb_config *cfg);
 

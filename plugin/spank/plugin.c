@@ -1,6 +1,8 @@
 /*
  * plugin.c - the SPANK plugin: its name, its plugstack.conf arguments and
- * the entry points, each handing its context to one file (glue.h).
+ * the entry points, each handing its context to one file (glue.h). Its own
+ * arguments are config=, slurm_bindir= and run_dir=; every other KEY=VALUE
+ * is a key of the config file, read with it at each load_config.
  *
  * It gathers each callback's inputs from Slurm and hands them to the core
  * (plugin/lifecycle/lifecycle.c). Which callback does what (docs/architecture.md,
@@ -42,6 +44,11 @@ static char config_path[RB_PATH_MAX] = RB_DEFAULT_CONFIG_PATH;
 static bool config_path_given;
 char slurm_bindir[RB_PATH_MAX] = RB_SLURM_BINDIR_DEFAULT;
 char run_dir[RB_PATH_MAX] = RB_RUN_DIR_DEFAULT;
+/* every argument as Slurm gave it: the config's keys among them are read
+ * with the file at each load_config (docs/rule.md, "Plugstack
+ * arguments") */
+static int plug_ac;
+static char **plug_av;
 
 static void slurm_sink(rb_log_level level, const char *msg)
 {
@@ -76,25 +83,32 @@ static int parse_args(int ac, char **av)
 			if (av[i][8] != '/' ||
 			    rb_strlcpy(run_dir, av[i] + 8, sizeof(run_dir)) < 0)
 				return -1;
-		} else {
+		} else if (!strchr(av[i], '=')) {
+			char shown[200];
+
+			rb_config_quote(av[i], shown, sizeof(shown));
 			rb_log(RB_LOG_ERROR,
-			       "plugstack.conf: unknown argument \"%s\" (known: config=PATH, slurm_bindir=/DIR/OF/SQUEUE/AND/SCONTROL, run_dir=/NODE/LOCAL/DIR)",
-			       av[i]);
+			       "plugstack.conf: unknown argument \"%s\" (known: config=PATH, slurm_bindir=/DIR/OF/SQUEUE/AND/SCONTROL, run_dir=/NODE/LOCAL/DIR, and every key of the config file as KEY=VALUE)",
+			       shown);
 			return -1;
-		}
+		} /* else a config key: checked by every load_config */
 	}
 	return 0;
 }
 
-/* Load the config; the default path may be absent (built-in defaults). */
+/* Load the config file and the config keys among the arguments over it;
+ * the default path may be absent (then built-in defaults and arguments:
+ * a configless node has no file). */
 rb_config *load_config(rb_err *err)
 {
 	rb_config *cfg = NULL;
+	const char *path = config_path;
 
 	if (!config_path_given && access(config_path, F_OK) < 0 &&
 	    errno == ENOENT)
-		return rb_config_defaults();
-	if (rb_config_load(config_path, &cfg, err) < 0)
+		path = NULL;
+	if (rb_config_load_args(path, plug_ac, plug_av, "plugstack.conf", &cfg,
+				err) < 0)
 		return NULL;
 	return cfg;
 }
@@ -189,6 +203,8 @@ static void enter(int ac, char **av)
 		return;
 	entered = true;
 	rb_log_set_sink(slurm_sink);
+	plug_ac = ac;
+	plug_av = av;
 	if (parse_args(ac, av) < 0)
 		rb_log(RB_LOG_ERROR, "bad plugstack.conf arguments; using %s",
 		       config_path);

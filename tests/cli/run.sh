@@ -349,6 +349,48 @@ if [ ! -e /etc/slurm/restore_budget.conf ]; then
 		'^restore_retry_num: +3$' '2>does not exist'
 fi
 
+# ---- the plugstack.conf arguments (docs/rule.md, "Plugstack arguments") ---
+mkdir -m 755 "$T/etc" "$T/etc/plugstack.conf.d"
+printf 'ClusterName=c\n' >"$T/etc/slurm.conf"
+printf '# the site stack\ninclude plugstack.conf.d/*.conf\n' >"$T/etc/plugstack.conf"
+printf 'optional other.so max_failures=9\n\nrequired /usr/lib/slurm/restore_budget.so max_failures=3 exit_rules.fatal=3,4 partitions.preempt.max_failures=5 # a comment\n' \
+	>"$T/etc/plugstack.conf.d/rb.conf"
+PS=$T/etc/plugstack.conf.d/rb.conf
+run env SLURM_CONF="$T/etc/slurm.conf" "$CLI" check-config
+expect "check-config: plugstack.conf next to slurm.conf, include followed, arguments over the file, each setting's origin" 0 \
+	"^$T/rb.conf and $PS:3 arguments: OK$" '^max_failures: +3$' \
+	"^  max_failures=3 +argument \\($PS:3\\)$" \
+	"^  restore_retry_num=3 +$T/rb.conf:4$" \
+	"^  exit_rules.fatal=3,4 +argument \\($PS:3\\)$" \
+	"^  partitions.preempt.max_failures=5 +argument \\($PS:3\\)$" \
+	"^  partitions.preempt.restore_retry_num=2 +$T/rb.conf:6$" \
+	'^  track=all +default$' '^  store=dir +default$'
+run env SLURM_CONF="$T/etc/slurm.conf" "$CLI" check-config --json
+expect_json "check-config --json: settings with origin and where" 0 \
+	'd["max_failures"] == 3 and {"key": "max_failures", "value": "3", "origin": "argument", "where": "'"$PS"':3"} in d["settings"] and {"key": "restore_retry_num", "value": "3", "origin": "file", "where": "'"$T"'/rb.conf:4"} in d["settings"] and {"key": "track", "value": "all", "origin": "default"} in d["settings"]'
+printf 'required restore_budget.so config=%s state_dir=%s max_failures=two\n' \
+	"$T/rules.conf" "$T/state" >"$T/etc/other-stack.conf"
+printf 'ClusterName=c\nPlugStackConfig=%s\n' "$T/etc/other-stack.conf" >"$T/etc/slurm2.conf"
+run env -u RESTORE_BUDGET_CONFIG SLURM_CONF="$T/etc/slurm2.conf" "$CLI" check-config
+expect "check-config: PlugStackConfig of slurm.conf; a bad argument names the line and the argument, exit 1" 1 '!.' \
+	"2>^restore-budget: $T/etc/other-stack.conf:1: argument \"max_failures=two\": max_failures = \"two\" has the wrong type: expected an integer"
+printf 'required restore_budget.so config=%s exit_rules.ignore=75\n' "$T/rules.conf" >"$T/etc/third-stack.conf"
+run env -u RESTORE_BUDGET_CONFIG "$CLI" --plugstack "$T/etc/third-stack.conf" check-config
+expect "check-config --plugstack: its config=PATH is the file, its exit rules replace the file's" 0 \
+	"^$T/rules.conf and $T/etc/third-stack.conf:1 arguments: OK$" \
+	'^exit_rules: +75 ignore$' '^max_interruptions: +2$'
+run "$CLI" --plugstack "$T/etc/none.conf" check-config
+expect "check-config --plugstack: a missing file, exit 1" 1 '!.' \
+	"2>^restore-budget: $T/etc/none.conf: cannot read: No such file or directory \\(--plugstack\\)$"
+cp "$T/etc/third-stack.conf" "$T/etc/writable-stack.conf"
+chmod 664 "$T/etc/writable-stack.conf"
+run "$CLI" --plugstack "$T/etc/writable-stack.conf" check-config
+expect "check-config --plugstack: a line in a file others may change is refused, exit 1" 1 '!.' \
+	"2>^restore-budget: $T/etc/writable-stack.conf: refusing the restore_budget.so line of a file others than root may change"
+printf 'required restore_budget.so state_dir=%s\n' "$T/state" >"$T/etc/fourth-stack.conf"
+run env -u RESTORE_BUDGET_CONFIG "$CLI" --plugstack "$T/etc/fourth-stack.conf" list
+expect "list: state_dir from a plugstack argument alone (no config file)" 0 '^JOB' '^101 '
+
 # ---- cluster name ----------------------------------------------------------
 printf '# test\nSlurmctldHost=x\n  ClusterName = Alpha # ours\n' >"$T/slurm.conf"
 run env SLURM_CONF="$T/slurm.conf" "$CLI" show 101
