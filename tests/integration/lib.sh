@@ -351,6 +351,32 @@ rb_cluster_up() {
     rb_workdir default >/dev/null
 }
 
+# rb_configless_up ARGS - rb_cluster_up without a config file, on a
+# configless cluster (RB_CONFIGLESS=1 of cluster.sh): the plugin's
+# plugstack.conf line carries ARGS (@STATE@ in them: $RB_STATE, made here
+# under the cluster's dir) and run_dir=$RB_RUN_DIR; RB_PLUGSTACK_ARGS is
+# the line's arguments as written.
+rb_configless_up() {
+    [[ $(id -u) == 0 ]] || { echo "integration tests need root" >&2; return 1; }
+    [[ -r $RB_PLUGIN_SO ]] || { echo "no plugin at $RB_PLUGIN_SO" >&2; return 1; }
+    RB_CLUSTER_DIR=$(mktemp -d "${RB_CLUSTER_PARENT:-/tmp}/rbcluster.XXXXXX") || return 1
+    chmod 755 "$RB_CLUSTER_DIR"
+    export RB_CLUSTER_DIR
+    [[ -n ${RB_CLUSTER_REGISTRY:-} ]] && printf '%s\n' "$RB_CLUSTER_DIR" >>"$RB_CLUSTER_REGISTRY"
+    trap _rb_on_exit EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM HUP
+    RB_EXIT_HOOK="_rb_exit_snapshot${RB_EXIT_HOOK:+; $RB_EXIT_HOOK}"
+    RB_STATE=$RB_CLUSTER_DIR/rb/state
+    RB_RUN_DIR=$RB_CLUSTER_DIR/rb/run
+    mkdir -p "$RB_STATE" && chmod 755 "$RB_CLUSTER_DIR/rb" "$RB_STATE" || return 1
+    RB_PLUGSTACK_ARGS="run_dir=$RB_RUN_DIR ${1//@STATE@/$RB_STATE}"
+    RB_CONFIGLESS=1 RB_TEST_USER=$RB_USER "$RB_CLUSTER_SH" start "$RB_CLUSTER_DIR" \
+        "required $RB_PLUGIN_SO $RB_PLUGSTACK_ARGS" || return 1
+    export SLURM_CONF=$RB_CLUSTER_DIR/slurm.conf
+    rb_workdir default >/dev/null
+}
+
 # ---- ledger ----------------------------------------------------------------
 rb_rec_path() { printf '%s/%s/%03u/%s.rec\n' "$RB_STATE" "$RB_CLUSTER_NAME_USED" $(($1 % 1000)) "$1"; }
 rb_evlog_path() { printf '%s/%s/%03u/%s.log\n' "$RB_STATE" "$RB_CLUSTER_NAME_USED" $(($1 % 1000)) "$1"; }

@@ -18,30 +18,7 @@
 T0=$SECONDS
 M=1 R=2
 
-# configless_up ARGS - rb_cluster_up (lib.sh) without a config file: the
-# plugin's line carries ARGS; the ledger is $RB_STATE.
-configless_up() {
-    [[ $(id -u) == 0 ]] || { echo "integration tests need root" >&2; return 1; }
-    [[ -r $RB_PLUGIN_SO ]] || { echo "no plugin at $RB_PLUGIN_SO" >&2; return 1; }
-    RB_CLUSTER_DIR=$(mktemp -d "${RB_CLUSTER_PARENT:-/tmp}/rbcluster.XXXXXX") || return 1
-    chmod 755 "$RB_CLUSTER_DIR"
-    export RB_CLUSTER_DIR
-    [[ -n ${RB_CLUSTER_REGISTRY:-} ]] && printf '%s\n' "$RB_CLUSTER_DIR" >>"$RB_CLUSTER_REGISTRY"
-    trap _rb_on_exit EXIT
-    trap 'exit 130' INT
-    trap 'exit 143' TERM HUP
-    RB_EXIT_HOOK="_rb_exit_snapshot${RB_EXIT_HOOK:+; $RB_EXIT_HOOK}"
-    RB_STATE=$RB_CLUSTER_DIR/rb/state
-    RB_RUN_DIR=$RB_CLUSTER_DIR/rb/run
-    mkdir -p "$RB_STATE" && chmod 755 "$RB_CLUSTER_DIR/rb" "$RB_STATE" || return 1
-    RB_PLUGSTACK_ARGS="run_dir=$RB_RUN_DIR store=dir state_dir=$RB_STATE $1"
-    RB_CONFIGLESS=1 RB_TEST_USER=$RB_USER "$RB_CLUSTER_SH" start "$RB_CLUSTER_DIR" \
-        "required $RB_PLUGIN_SO $RB_PLUGSTACK_ARGS" || return 1
-    export SLURM_CONF=$RB_CLUSTER_DIR/slurm.conf
-    rb_workdir default >/dev/null
-}
-
-configless_up "max_failures=$M restore_retry_num=5 partitions.low.restore_retry_num=$R restore_timeout=0 limits.max_failures=3 exit_rules.ignore=75" ||
+rb_configless_up "store=dir state_dir=@STATE@ max_failures=$M restore_retry_num=5 partitions.low.restore_retry_num=$R restore_timeout=0 limits.max_failures=3 exit_rules.ignore=75" ||
     { fail "configless cluster up"; summary; }
 log=$RB_CLUSTER_DIR/log/slurmd.log
 cache=$RB_CLUSTER_DIR/spool/conf-cache
@@ -102,7 +79,7 @@ rb_final_checks
 cluster_down
 RB_EXPECT_PLUGIN_ERRORS=1   # read by rb_final_checks (lib.sh)
 export RB_EXPECT_PLUGIN_ERRORS
-configless_up "max_failures=1 verbose max_failur=2" || { fail "configless cluster up (bad arguments)"; summary; }
+rb_configless_up "store=dir state_dir=@STATE@ max_failures=1 verbose max_failur=2" || { fail "configless cluster up (bad arguments)"; summary; }
 log=$RB_CLUSTER_DIR/log/slurmd.log
 check "bad arguments: slurmd.log names the argument that is not KEY=VALUE and the known ones" \
     grep -qF 'error: restore_budget: plugstack.conf: unknown argument "verbose" (known: config=PATH, slurm_bindir=' "$log"
