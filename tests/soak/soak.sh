@@ -137,20 +137,23 @@ running_jobs() {
 # forgets a job MinJobAge (600 s here) after it ends, which a long soak
 # outlasts, so the final checks read what was seen then.
 declare -A FINAL_STATE FINAL_RESTARTS
+# Every job is looked at on every pass (not up to the first one still
+# running): one that ends while an earlier one runs would otherwise be
+# forgotten by the controller before it is seen.
 all_terminal() {
-    local i s
-    ((NJOBS < NPLAN)) && return 1
+    local i s left=0
+    ((NJOBS < NPLAN)) && left=1
     for ((i = 0; i < NJOBS; i++)); do
         [[ -n ${J[i]} && -z ${FINAL_STATE[$i]:-} ]] || continue
         s=$(job_field "${J[i]}" JobState)
-        [[ $s =~ ^($TERMINAL)$ ]] || return 1
-        timeout 10 squeue -h -j "${J[i]}" -o %T 2>/dev/null | grep -q COMPLETING && return 1
+        [[ $s =~ ^($TERMINAL)$ ]] || { left=1; continue; }
+        timeout 10 squeue -h -j "${J[i]}" -o %T 2>/dev/null | grep -q COMPLETING && { left=1; continue; }
         FINAL_STATE[$i]=$s FINAL_RESTARTS[$i]=$(job_field "${J[i]}" Restarts)
         # the controller's line goes with the job (MinJobAge): read it now
         [[ $STORE == controller ]] && "$RB_CLI" --config "$RB_CONF" --cluster "$RB_CLUSTER_NAME_USED" \
             show --json "${J[i]}" >"$LOGD/show-${J[i]}.json" 2>"$LOGD/show-${J[i]}.err"
     done
-    return 0
+    return "$left"
 }
 # pick_running - PICK := a seeded choice among the running soak jobs
 pick_running() {
@@ -262,12 +265,17 @@ unstick() {
 NSTALE=0
 
 ALLK=("${KINDS[@]}" "${HOOKS[@]}")
+NEXT_SCAN=0
 gap=0
 rnd gap "$GAP_MIN" "$GAP_MAX"
 next=$(($(el) + gap))
 while ((SECONDS - T_START < DEADLINE)); do
     arrive
-    all_terminal && break
+    # every job's state every 5 s (all_terminal asks about each)
+    if (($(el) >= NEXT_SCAN)); then
+        NEXT_SCAN=$(($(el) + 5))
+        all_terminal && break
+    fi
     unstick
     if (($(el) >= next && $(el) < FAULT_STOP)); then
         k=${ALLK[RANDOM % ${#ALLK[@]}]}
