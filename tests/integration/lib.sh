@@ -325,8 +325,9 @@ rb_write_config() {
     } >"$tmp" && chmod 644 "$tmp" && mv -f "$tmp" "$RB_CONF"
 }
 
-# rb_cluster_up CONFIG_TEXT - cluster_up with the plugin and its own config.
-rb_cluster_up() {
+# _rb_cluster_dir - a fresh cluster dir with rb/state (RB_STATE) and the
+# exit hooks; RB_CONF and RB_RUN_DIR named in it.
+_rb_cluster_dir() {
     [[ $(id -u) == 0 ]] || { echo "integration tests need root" >&2; return 1; }
     [[ -r $RB_PLUGIN_SO ]] || { echo "no plugin at $RB_PLUGIN_SO (make build/restore_budget.so)" >&2; return 1; }
     RB_CLUSTER_DIR=$(mktemp -d "${RB_CLUSTER_PARENT:-/tmp}/rbcluster.XXXXXX") || return 1
@@ -337,13 +338,18 @@ rb_cluster_up() {
     trap 'exit 130' INT
     trap 'exit 143' TERM HUP
     RB_EXIT_HOOK="_rb_exit_snapshot${RB_EXIT_HOOK:+; $RB_EXIT_HOOK}"
-    mkdir -p "$RB_CLUSTER_DIR/rb/state" && chmod 755 "$RB_CLUSTER_DIR/rb" "$RB_CLUSTER_DIR/rb/state" || return 1
     RB_CONF=$RB_CLUSTER_DIR/rb/restore_budget.conf
     RB_STATE=$RB_CLUSTER_DIR/rb/state
-    rb_write_config "${1:-}" || return 1
-    local t0; t0=$(rb_now)
     # run_dir: each private cluster's node notes apart from every other's
     RB_RUN_DIR=$RB_CLUSTER_DIR/rb/run
+    mkdir -p "$RB_STATE" && chmod 755 "$RB_CLUSTER_DIR/rb" "$RB_STATE"
+}
+
+# rb_cluster_up CONFIG_TEXT - cluster_up with the plugin and its own config.
+rb_cluster_up() {
+    _rb_cluster_dir || return 1
+    rb_write_config "${1:-}" || return 1
+    local t0; t0=$(rb_now)
     RB_TEST_USER=$RB_USER "$RB_CLUSTER_SH" start "$RB_CLUSTER_DIR" \
         "required $RB_PLUGIN_SO config=$RB_CONF run_dir=$RB_RUN_DIR" || return 1
     export SLURM_CONF=$RB_CLUSTER_DIR/slurm.conf
@@ -357,19 +363,8 @@ rb_cluster_up() {
 # under the cluster's dir) and run_dir=$RB_RUN_DIR; RB_PLUGSTACK_ARGS is
 # the line's arguments as written.
 rb_configless_up() {
-    [[ $(id -u) == 0 ]] || { echo "integration tests need root" >&2; return 1; }
-    [[ -r $RB_PLUGIN_SO ]] || { echo "no plugin at $RB_PLUGIN_SO" >&2; return 1; }
-    RB_CLUSTER_DIR=$(mktemp -d "${RB_CLUSTER_PARENT:-/tmp}/rbcluster.XXXXXX") || return 1
-    chmod 755 "$RB_CLUSTER_DIR"
-    export RB_CLUSTER_DIR
-    [[ -n ${RB_CLUSTER_REGISTRY:-} ]] && printf '%s\n' "$RB_CLUSTER_DIR" >>"$RB_CLUSTER_REGISTRY"
-    trap _rb_on_exit EXIT
-    trap 'exit 130' INT
-    trap 'exit 143' TERM HUP
-    RB_EXIT_HOOK="_rb_exit_snapshot${RB_EXIT_HOOK:+; $RB_EXIT_HOOK}"
-    RB_STATE=$RB_CLUSTER_DIR/rb/state
-    RB_RUN_DIR=$RB_CLUSTER_DIR/rb/run
-    mkdir -p "$RB_STATE" && chmod 755 "$RB_CLUSTER_DIR/rb" "$RB_STATE" || return 1
+    _rb_cluster_dir || return 1
+    RB_CONF=
     RB_PLUGSTACK_ARGS="run_dir=$RB_RUN_DIR ${1//@STATE@/$RB_STATE}"
     RB_CONFIGLESS=1 RB_TEST_USER=$RB_USER "$RB_CLUSTER_SH" start "$RB_CLUSTER_DIR" \
         "required $RB_PLUGIN_SO $RB_PLUGSTACK_ARGS" || return 1

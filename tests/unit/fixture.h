@@ -106,6 +106,42 @@ static inline rb_config *ut_config_in(const char *dir)
 	return cfg;
 }
 
+/* The config suites' fixture: a fresh directory for the one file a test
+ * writes (path), the config it loaded and the error. */
+typedef struct {
+	char dir[64];
+	char path[128];
+	rb_config *cfg;
+	rb_err err;
+} ut_cfg_fixture;
+
+static inline int ut_cfg_setup(void **state)
+{
+	ut_cfg_fixture *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -1;
+	snprintf(f->dir, sizeof(f->dir), "/tmp/rb_test_config.XXXXXX");
+	if (!mkdtemp(f->dir)) {
+		free(f);
+		return -1;
+	}
+	*state = f;
+	return 0;
+}
+
+static inline int ut_cfg_teardown(void **state)
+{
+	ut_cfg_fixture *f = *state;
+
+	rb_config_free(f->cfg);
+	if (f->path[0])
+		unlink(f->path);
+	rmdir(f->dir);
+	free(f);
+	return 0;
+}
+
 /* ut_job_info CLUSTER ID ATTEMPT - user u's job in partition low, account
  * acct, checkpoints in ckpt; its clock 1000 + 100 a attempt. */
 static inline rb_job_info ut_job_info(const char *cluster, uint32_t id,

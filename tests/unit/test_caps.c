@@ -17,36 +17,18 @@
 
 #include "caps.h"
 #include "config.h"
+#include "fixture.h"
 
-typedef struct {
-	char dir[64];
-	char path[128];
-} fixture;
+typedef ut_cfg_fixture fixture;
 
 static int setup(void **state)
 {
-	fixture *f = calloc(1, sizeof(*f));
-
-	if (!f)
-		return -1;
-	snprintf(f->dir, sizeof(f->dir), "/tmp/rb_test_caps.XXXXXX");
-	if (!mkdtemp(f->dir)) {
-		free(f);
-		return -1;
-	}
-	*state = f;
-	return 0;
+	return ut_cfg_setup(state);
 }
 
 static int teardown(void **state)
 {
-	fixture *f = *state;
-
-	if (f->path[0])
-		unlink(f->path);
-	rmdir(f->dir);
-	free(f);
-	return 0;
+	return ut_cfg_teardown(state);
 }
 
 /* Write text to a fresh config file and load it: 0 or -1 as

@@ -19,41 +19,20 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "fixture.h"
 
 #define FIX "(fix the value, then run restore-budget check-config)"
 
-typedef struct {
-	char dir[64];
-	char path[128];
-	rb_config *cfg;
-	rb_err err;
-} fixture;
+typedef ut_cfg_fixture fixture;
 
 static int setup(void **state)
 {
-	fixture *f = calloc(1, sizeof(*f));
-
-	if (!f)
-		return -1;
-	snprintf(f->dir, sizeof(f->dir), "/tmp/rb_test_config.XXXXXX");
-	if (!mkdtemp(f->dir)) {
-		free(f);
-		return -1;
-	}
-	*state = f;
-	return 0;
+	return ut_cfg_setup(state);
 }
 
 static int teardown(void **state)
 {
-	fixture *f = *state;
-
-	rb_config_free(f->cfg);
-	if (f->path[0])
-		unlink(f->path);
-	rmdir(f->dir);
-	free(f);
-	return 0;
+	return ut_cfg_teardown(state);
 }
 
 /* Write len bytes of text to a fresh temp file in the fixture's directory. */

@@ -16,42 +16,21 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "fixture.h"
 
 #define HINT "(fix the argument in plugstack.conf, then run restore-budget check-config)"
 #define FIX "(fix the value, then run restore-budget check-config)"
 
-typedef struct {
-	char dir[64];
-	char path[128];
-	rb_config *cfg;
-	rb_err err;
-} fixture;
+typedef ut_cfg_fixture fixture;
 
 static int setup(void **state)
 {
-	fixture *f = calloc(1, sizeof(*f));
-
-	if (!f)
-		return -1;
-	snprintf(f->dir, sizeof(f->dir), "/tmp/rb_test_args.XXXXXX");
-	if (!mkdtemp(f->dir)) {
-		free(f);
-		return -1;
-	}
-	*state = f;
-	return 0;
+	return ut_cfg_setup(state);
 }
 
 static int teardown(void **state)
 {
-	fixture *f = *state;
-
-	rb_config_free(f->cfg);
-	if (f->path[0])
-		unlink(f->path);
-	rmdir(f->dir);
-	free(f);
-	return 0;
+	return ut_cfg_teardown(state);
 }
 
 /* The file (NULL: none) and the arguments in args, split at spaces as
