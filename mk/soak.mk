@@ -8,8 +8,10 @@
 #
 #   make soak                          a random seed (printed), SECONDS=600
 #   make soak SEED=1234 SECONDS=1200   any seed, any deadline
-#   make soak-ci                       the fixed seeds SOAK_SEEDS, short runs
-#                                      (part of make test; the legs' soak)
+#   make soak-ci                       the fixed seeds SOAK_SEEDS, short runs,
+#                                      then SOAK_CONTROLLER_SEEDS with
+#                                      store = "controller" (part of make
+#                                      test; the legs' soak)
 # Needs root (clusters, a tmpfs remounted read-only).
 
 SEED        ?=
@@ -17,6 +19,8 @@ SECONDS     ?=
 SOAK_JOBS   ?= 12
 # the CI variant: small, fixed (docs/soak.md, "The CI seeds")
 SOAK_SEEDS  ?= 11 31
+# and in the controller store (docs/stores.md): one seed
+SOAK_CONTROLLER_SEEDS ?= 11
 SOAK_CI_ENV := SOAK_JOBS=6 SOAK_SECONDS=180 SOAK_FAULT_STOP=60 \
                SOAK_FAULT_GAP="2 6" SOAK_STEPS="6 14" SOAK_MAX_M=1 SOAK_MAX_R=2
 
@@ -26,7 +30,8 @@ soak: all
 	SOAK_JOBS="$(SOAK_JOBS)" tests/soak/run.sh
 
 soak-ci: all
-	RB_NO_BUILD=1 SOAK_SEEDS="$(SOAK_SEEDS)" $(SOAK_CI_ENV) tests/soak/run.sh
+	RB_NO_BUILD=1 SOAK_SEEDS="$(SOAK_SEEDS)" \
+	SOAK_CONTROLLER_SEEDS="$(SOAK_CONTROLLER_SEEDS)" $(SOAK_CI_ENV) tests/soak/run.sh
 
 TEST_EXTRA += soak-ci
 
