@@ -77,7 +77,9 @@ static int check_event(rb_job *j, const char *name, const char *event,
 			return rb_err_set(err, "%s: event refused: byte 0x%02x at "
 					  "offset %zu is not printable ASCII",
 					  PATH(), (unsigned char)event[i], i);
-	if (strncmp(event, "kind=folded ", 12) == 0)
+	/* "kind=folded" alone too: the line's " crc=" would follow it */
+	if (strncmp(event, "kind=folded", 11) == 0 &&
+	    (elen == 11 || event[11] == ' '))
 		return rb_err_set(err, "%s: event refused: kind=folded is the "
 				  "fold's summary, never appended", PATH());
 	return 0;
