@@ -62,7 +62,7 @@ SPANK_SRC  := $(addprefix plugin/spank/,allocator.c batch.c controller.c \
                 job_script.c options.c plugin.c slurmd.c)
 # contrib/cli/: one file per command (cli_<command>.c), then what they share
 CLI_SRC    := $(addprefix contrib/cli/,cli_show.c cli_explain.c cli_list.c cli_controller.c \
-                cli_check_config.c cli_grant.c cli_gc.c cli_metrics.c \
+                cli_ctl_rows.c cli_check_config.c cli_grant.c cli_gc.c cli_metrics.c \
                 main.c cli_array.c cli_env.c cli_events.c cli_fallback.c \
                 cli_folded.c cli_json.c cli_requeue.c cli_util.c)
 CORE_DIRS  := base rule config store user slurm lifecycle

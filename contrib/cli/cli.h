@@ -174,7 +174,7 @@ json_object *cli_json_limits(const rb_limits *l);
 
 /* A whole record (show --json) or its summary (list --json). */
 json_object *cli_json_record(const rb_record *rec);
-json_object *cli_json_summary(const rb_record *rec);
+json_object *cli_json_summary(const rb_record *rec, cli_state state);
 
 /* --- checkpoint fallback (cli_fallback.c) -------------------------------------- */
 
@@ -312,7 +312,7 @@ typedef struct {
 
 /* list's header and one row (show on an array prints the same rows). */
 void cli_list_header(void);
-void cli_list_row(const rb_record *rec);
+void cli_list_row(const rb_record *rec, cli_state state);
 
 int cli_cmd_show(cli_ctx *ctx, const rb_job_arg *ref);
 int cli_cmd_explain(cli_ctx *ctx, const rb_job_arg *ref);
@@ -337,10 +337,32 @@ int cli_ctl_show(cli_ctx *ctx, const rb_job_arg *ref);
 int cli_ctl_grant(cli_ctx *ctx, const rb_job_arg *ref, int failures);
 /* explain: each run from accounting (sacct -D), with its line at its end. */
 int cli_ctl_explain(cli_ctx *ctx, const rb_job_arg *ref);
-/* A command that reads the shared-directory store only: CLI_OK for gc
- * (nothing to collect: said so), else CLI_EDATA with what to use. -1 if
- * the store is "dir" (the command runs). */
-int cli_ctl_only_dir(const cli_ctx *ctx, const char *cmd);
+/* gc with store = "controller": nothing to collect (said so), CLI_OK or
+ * CLI_EDATA. -1 if the store is "dir" (gc runs). */
+int cli_ctl_gc(const cli_ctx *ctx);
+/* Has the controller ended a job in this state (StateCompact)? Its line
+ * is history then, not a budget: no write is taken any more. */
+bool cli_ctl_ended(const char *state);
+
+/* One job of a listing (list, metrics): its record, or why it cannot be
+ * read, and whether the controller has ended it. */
+typedef struct {
+	uint32_t job_id;
+	const rb_record *rec;   /* NULL when corrupt */
+	const char *corrupt;    /* why the record cannot be read, or NULL */
+	bool ended;             /* ended by the controller, its end unrecorded
+				 * or not: shown as "ended" */
+} cli_row;
+/* Called once per row; non-zero stops the listing. */
+typedef int (*cli_row_fn)(const cli_row *row, void *arg);
+/* A row's state: cli_job_state_id, or "ended" once the controller ended
+ * the job (a job it ends has no end on its line: docs/stores.md). */
+cli_state cli_row_state(const cli_row *row);
+/* Every job the controller holds with a budget line (job NULL), or those
+ * job names (a job, a task, an array's tasks), in squeue's order (cli_ctl_
+ * rows.c). 0, or -1 (message said). */
+int cli_ctl_rows(const cli_ctx *ctx, const rb_job_arg *job, cli_row_fn fn,
+		 void *arg);
 
 /* --- requeue_exit (cli_requeue.c) ------------------------------------------- */
 

@@ -174,18 +174,6 @@ int cli_ctl_show(cli_ctx *ctx, const rb_job_arg *ref)
 	return rc == CLI_OK ? cli_show_record(ctx, &rec) : rc;
 }
 
-/* A job the controller has ended: its line is history, not a budget. */
-static bool has_ended(const char *state)
-{
-	static const char *const live[] = { "PD", "R", "S", "RQ", "RH", "RS",
-					    "SE", "CF", "ST", NULL };
-
-	for (size_t i = 0; live[i]; i++)
-		if (strcmp(state, live[i]) == 0)
-			return false;
-	return true;
-}
-
 int cli_ctl_grant(cli_ctx *ctx, const rb_job_arg *ref, int failures)
 {
 	static ctl_job j;
@@ -197,7 +185,7 @@ int cli_ctl_grant(cli_ctx *ctx, const rb_job_arg *ref, int failures)
 	rc = ctl_open(ctx, ref, &j, &rec);
 	if (rc != CLI_OK)
 		return rc;
-	if (has_ended(j.info.state)) {
+	if (cli_ctl_ended(j.info.state)) {
 		cli_error("job %s has ended (state %s): there is no budget left to grant",
 			  j.addr, j.info.state);
 		return CLI_EDATA;
@@ -212,17 +200,12 @@ int cli_ctl_grant(cli_ctx *ctx, const rb_job_arg *ref, int failures)
 	return cli_grant_report(j.ident.job_id, before, &rec);
 }
 
-int cli_ctl_only_dir(const cli_ctx *ctx, const char *cmd)
+int cli_ctl_gc(const cli_ctx *ctx)
 {
 	if (ctx->cfg->store != RB_STORE_CONTROLLER)
 		return -1;
-	if (strcmp(cmd, "gc") == 0) {
-		printf("store = \"controller\": nothing to collect (each budget is a line of its job's AdminComment and goes with the job's record)\n");
-		return fflush(stdout) == 0 ? CLI_OK : CLI_EDATA;
-	}
-	cli_error("%s reads the shared-directory store (store = \"dir\"); with store = \"controller\" (%s) use `restore-budget show JOB`, or `squeue -O admin_comment:0` and, where accounting is on, `sacct -D -j JOB -o JobID,State,AdminComment%%1000` for each run (docs/stores.md)",
-		  cmd, ctx->cfg->path);
-	return CLI_EDATA;
+	printf("store = \"controller\": nothing to collect (each budget is a line of its job's AdminComment and goes with the job's record)\n");
+	return fflush(stdout) == 0 ? CLI_OK : CLI_EDATA;
 }
 
 /* --- explain: one row per run, from accounting --------------------------------- */

@@ -115,7 +115,7 @@ int cli_cmd_gc(cli_ctx *ctx, long long days, bool dry_run, bool force)
 	gc_state st = { .dry_run = dry_run, .force = force };
 	rb_err err;
 	int r, rc;
-	int only = cli_ctl_only_dir(ctx, "gc");
+	int only = cli_ctl_gc(ctx);
 
 	if (only >= 0)
 		return only;

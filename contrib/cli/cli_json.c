@@ -99,7 +99,7 @@ static void add_left(json_object *o, const rb_budget *b)
 			       left < 0 ? NULL : json_object_new_int64(left));
 }
 
-json_object *cli_json_summary(const rb_record *rec)
+json_object *cli_json_summary(const rb_record *rec, cli_state state)
 {
 	const rb_budget *b = &rec->budget;
 	json_object *o = json_object_new_object();
@@ -109,7 +109,7 @@ json_object *cli_json_summary(const rb_record *rec)
 	add_str(o, "user", rec->user);
 	add_int(o, "attempt", b->cur.attempt);
 	add_str(o, "phase", rb_phase_name(b->cur.phase));
-	add_str(o, "state", cli_job_state(rec));
+	add_str(o, "state", cli_state_names[state]);
 	add_int(o, "failures", b->failures);
 	add_int(o, "max_failures", b->cur.limits.max_failures);
 	add_int(o, "granted", b->granted);

@@ -21,14 +21,15 @@ typedef struct {
 	size_t shown, corrupt, hidden;
 } list_state;
 
-static bool wanted(const list_state *st, const rb_record *rec)
+static bool wanted(const list_state *st, const rb_record *rec,
+		   cli_state state)
 {
-	const char *state = st->opts->state;
+	const char *want = st->opts->state;
 
 	if (st->opts->user && strcmp(st->opts->user, rec->user) != 0)
 		return false;
-	if (state && strcmp(state, "all") != 0 &&
-	    strcmp(state, cli_job_state(rec)) != 0)
+	if (want && strcmp(want, "all") != 0 &&
+	    strcmp(want, cli_state_names[state]) != 0)
 		return false;
 	return true;
 }
@@ -42,7 +43,7 @@ void cli_list_header(void)
 }
 
 /* The JOB column: the job id, or ARRAY_TASK for an array task. */
-void cli_list_row(const rb_record *rec)
+void cli_list_row(const rb_record *rec, cli_state state)
 {
 	const rb_budget *b = &rec->budget;
 	char user[RB_NAME_MAX * 3], fm[48], rr[32], left[32], attempt[24];
@@ -58,13 +59,58 @@ void cli_list_row(const rb_record *rec)
 		snprintf(attempt, sizeof(attempt), "-");
 	printf(ROW_FMT, cli_rec_addr(rec, addr),
 	       cli_safe(rec->user[0] ? rec->user : "?", user, sizeof(user)),
-	       attempt, cli_job_state(rec), rb_phase_name(b->cur.phase), fm,
+	       attempt, cli_state_names[state], rb_phase_name(b->cur.phase), fm,
 	       rr, left);
 }
 
+/* One row, shown if wanted; a corrupt one whatever the filters. */
+static int take_row(const cli_row *row, void *vctx)
+{
+	list_state *st = vctx;
+	cli_state state;
+
+	if (row->corrupt) {
+		st->corrupt++;
+		if (st->errors) {
+			json_object_array_add(st->errors,
+				cli_json_pair("job_id", json_object_new_int64(row->job_id),
+					      "corrupt", cli_json_string(row->corrupt)));
+		} else {
+			char safe[RB_ERR_MAX * 3];
+
+			printf("%-10" PRIu32 " corrupt: %s\n", row->job_id,
+			       cli_safe(row->corrupt, safe, sizeof(safe)));
+		}
+		return 0;
+	}
+	state = cli_row_state(row);
+	if (!wanted(st, row->rec, state))
+		return 0;
+	st->shown++;
+	if (st->jobs)
+		json_object_array_add(st->jobs, cli_json_summary(row->rec, state));
+	else
+		cli_list_row(row->rec, state);
+	return 0;
+}
+
+/* Count a row without showing it (list JOB's first look). */
+static int count_row(const cli_row *row, void *vctx)
+{
+	list_state *st = vctx;
+
+	if (row->corrupt)
+		st->corrupt++;
+	else
+		st->shown++;
+	return 0;
+}
+
+/* One job of the shared-directory ledger. */
 static int on_job(uint32_t job_id, void *vctx)
 {
 	list_state *st = vctx;
+	cli_row row = { .job_id = job_id };
 	rb_err err;
 	int rc;
 
@@ -75,28 +121,11 @@ static int on_job(uint32_t job_id, void *vctx)
 		st->hidden++; /* another group's job (docs/security.md) */
 		return 0;
 	}
-	if (rc < 0) {
-		st->corrupt++;
-		if (st->errors) {
-			json_object_array_add(st->errors,
-				cli_json_pair("job_id", json_object_new_int64(job_id),
-					      "corrupt", cli_json_string(err.msg)));
-		} else {
-			char safe[RB_ERR_MAX * 3];
-
-			printf("%-10" PRIu32 " corrupt: %s\n", job_id,
-			       cli_safe(err.msg, safe, sizeof(safe)));
-		}
-		return 0;
-	}
-	if (!wanted(st, st->rec))
-		return 0;
-	st->shown++;
-	if (st->jobs)
-		json_object_array_add(st->jobs, cli_json_summary(st->rec));
+	if (rc < 0)
+		row.corrupt = err.msg;
 	else
-		cli_list_row(st->rec);
-	return 0;
+		row.rec = st->rec;
+	return take_row(&row, st);
 }
 
 /* The rows: every record, or (list JOB) the target's, by task id, and
@@ -146,17 +175,52 @@ static int list_finish(cli_ctx *ctx, list_state *st, json_object *out, int rc)
 	return rc;
 }
 
+/* The listing's start: the JSON objects, or the table's header. */
+static void list_begin(const cli_ctx *ctx, list_state *st, json_object **out)
+{
+	if (ctx->json) {
+		st->jobs = json_object_new_array();
+		st->errors = json_object_new_array();
+		*out = json_object_new_object();
+	} else {
+		cli_list_header();
+	}
+}
+
+/* store = "controller": the jobs the controller holds (docs/stores.md).
+ * list JOB that finds no budget line prints no table. */
+static int list_controller(cli_ctx *ctx, list_state *st)
+{
+	json_object *out = NULL;
+	char addr[RB_JOB_ADDR_MAX];
+	int rc;
+
+	if (st->opts->job) {
+		list_state probe = { .opts = &(cli_list_opts){ .state = "all" } };
+
+		if (cli_ctl_rows(ctx, st->opts->job, count_row, &probe) < 0)
+			return CLI_EDATA;
+		if (probe.shown + probe.corrupt == 0) {
+			cli_error("job %s: the controller lists no budget line for it (not tracked, not started yet, or ended more than MinJobAge ago: `restore-budget explain %s`)",
+				  cli_ref_text(st->opts->job, addr), addr);
+			return CLI_ENOTFOUND;
+		}
+	}
+	list_begin(ctx, st, &out);
+	rc = cli_ctl_rows(ctx, st->opts->job, take_row, st) < 0 ? CLI_EDATA :
+								  CLI_OK;
+	return list_finish(ctx, st, out, rc);
+}
+
 int cli_cmd_list(cli_ctx *ctx, const cli_list_opts *opts)
 {
 	list_state st = { .opts = opts };
 	cli_target t = { 0 };
 	json_object *out = NULL;
-	int only = cli_ctl_only_dir(ctx, "list");
-
-	if (only >= 0)
-		return only;
 	int r, rc = CLI_OK;
 
+	if (ctx->cfg->store == RB_STORE_CONTROLLER)
+		return list_controller(ctx, &st);
 	r = cli_open_scan(ctx, RB_LEDGER_READ, &st.ledger, &st.rec);
 	if (r < 0)
 		return CLI_EDATA;
@@ -167,13 +231,7 @@ int cli_cmd_list(cli_ctx *ctx, const cli_list_opts *opts)
 			rc = cli_not_found(ctx, opts->job);
 	}
 	if (rc == CLI_OK) {
-		if (ctx->json) {
-			st.jobs = json_object_new_array();
-			st.errors = json_object_new_array();
-			out = json_object_new_object();
-		} else {
-			cli_list_header();
-		}
+		list_begin(ctx, &st, &out);
 		if (r == 0)
 			rc = list_rows(&st, opts->job ? &t : NULL, out);
 		rc = list_finish(ctx, &st, out, rc);

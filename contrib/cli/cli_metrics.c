@@ -54,7 +54,8 @@ typedef struct {
 	bool oom;
 } metrics_state;
 
-static int push_task(metrics_state *st, const rb_record *rec)
+static int push_task(metrics_state *st, const rb_record *rec,
+		     cli_state state)
 {
 	if (st->ntasks == st->cap) {
 		size_t cap = st->cap ? st->cap * 2 : 64;
@@ -68,7 +69,7 @@ static int push_task(metrics_state *st, const rb_record *rec)
 		st->cap = cap;
 	}
 	st->tasks[st->ntasks].array_job_id = rec->array_job_id;
-	st->tasks[st->ntasks].state = cli_job_state_id(rec);
+	st->tasks[st->ntasks].state = state;
 	st->ntasks++;
 	return 0;
 }
@@ -83,10 +84,38 @@ static int cmp_array_task(const void *a, const void *b)
 	return (int)x->state - (int)y->state;
 }
 
-static int on_job(uint32_t job_id, void *vctx)
+/* One row into the sums. */
+static int take_row(const cli_row *row, void *vctx)
 {
 	metrics_state *st = vctx;
 	const rb_budget *b;
+	cli_state state;
+
+	if (row->corrupt) {
+		st->corrupt++;
+		return 0;
+	}
+	b = &row->rec->budget;
+	state = cli_row_state(row);
+	st->tracked++;
+	if (state == CLI_ST_EXHAUSTED)
+		st->exhausted++;
+	st->interruptions += b->interruptions;
+	st->restore_failures += b->restore_failures_total;
+	st->failures += b->failures_total;
+	st->fallbacks += row->rec->fallback.fallbacks;
+	st->fatal_exits += b->fatal_exits;
+	st->cap_refusals += b->interruption_cap_refusals;
+	if (row->rec->array_job_id != 0 && push_task(st, row->rec, state) < 0)
+		return 1;
+	return 0;
+}
+
+/* One job of the shared-directory ledger. */
+static int on_job(uint32_t job_id, void *vctx)
+{
+	metrics_state *st = vctx;
+	cli_row row = { .job_id = job_id };
 	rb_err err;
 	int rc;
 
@@ -95,23 +124,11 @@ static int on_job(uint32_t job_id, void *vctx)
 		return 0; /* removed since the scan (gc) */
 	if (rc == RB_LEDGER_NOT_READABLE)
 		return 0; /* another group's job: metrics as a user are partial */
-	if (rc < 0) {
-		st->corrupt++;
-		return 0;
-	}
-	b = &st->rec->budget;
-	st->tracked++;
-	if (strcmp(cli_job_state(st->rec), "exhausted") == 0)
-		st->exhausted++;
-	st->interruptions += b->interruptions;
-	st->restore_failures += b->restore_failures_total;
-	st->failures += b->failures_total;
-	st->fallbacks += st->rec->fallback.fallbacks;
-	st->fatal_exits += b->fatal_exits;
-	st->cap_refusals += b->interruption_cap_refusals;
-	if (st->rec->array_job_id != 0 && push_task(st, st->rec) < 0)
-		return 1;
-	return 0;
+	if (rc < 0)
+		row.corrupt = err.msg;
+	else
+		row.rec = st->rec;
+	return take_row(&row, st);
 }
 
 /* A label value: backslash, double quote and newline escaped, as the text
@@ -322,26 +339,38 @@ out:
 
 static int publish(const cli_ctx *ctx, metrics_state *st, const char *output);
 
+/* Read every job into st: the ledger's records, or (store = "controller")
+ * the jobs the controller holds. CLI_OK or CLI_EDATA (message said). */
+static int gather(cli_ctx *ctx, metrics_state *st)
+{
+	rb_err err;
+	int r, rc = CLI_OK;
+
+	if (ctx->cfg->store == RB_STORE_CONTROLLER) {
+		if (cli_ctl_rows(ctx, NULL, take_row, st) < 0)
+			return CLI_EDATA;
+		if (st->oom)
+			cli_error("out of memory");
+		return st->oom ? CLI_EDATA : CLI_OK;
+	}
+	r = cli_open_scan(ctx, RB_LEDGER_READ, &st->ledger, &st->rec);
+	if (r < 0)
+		return CLI_EDATA;
+	if (r == 0 && (rb_ledger_jobs(st->ledger, on_job, st, &err) < 0 ||
+		       st->oom)) {
+		cli_error("%s", st->oom ? "out of memory" : err.msg);
+		rc = CLI_EDATA;
+	}
+	rb_ledger_close(st->ledger);
+	free(st->rec);
+	return rc;
+}
+
 int cli_cmd_metrics(cli_ctx *ctx, const char *output)
 {
 	metrics_state st = { 0 };
-	rb_err err;
-	int r, rc = CLI_OK;
-	int only = cli_ctl_only_dir(ctx, "metrics");
+	int rc = gather(ctx, &st);
 
-	if (only >= 0)
-		return only;
-
-	r = cli_open_scan(ctx, RB_LEDGER_READ, &st.ledger, &st.rec);
-	if (r < 0)
-		return CLI_EDATA;
-	if (r == 0 && (rb_ledger_jobs(st.ledger, on_job, &st, &err) < 0 ||
-		       st.oom)) {
-		cli_error("%s", st.oom ? "out of memory" : err.msg);
-		rc = CLI_EDATA;
-	}
-	rb_ledger_close(st.ledger);
-	free(st.rec);
 	if (rc == CLI_OK)
 		rc = publish(ctx, &st, output);
 	free(st.tasks);

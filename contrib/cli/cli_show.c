@@ -277,9 +277,10 @@ static void row_task(const rb_record *rec, void *arg)
 	overview *ov = arg;
 
 	if (ov->tasks)
-		json_object_array_add(ov->tasks, cli_json_summary(rec));
+		json_object_array_add(ov->tasks,
+				      cli_json_summary(rec, cli_job_state_id(rec)));
 	else
-		cli_list_row(rec);
+		cli_list_row(rec, cli_job_state_id(rec));
 }
 
 static json_object *json_counts(const int64_t *counts)

@@ -216,6 +216,13 @@ cli_state cli_job_state_id(const rb_record *rec)
 						    CLI_ST_RUNNING;
 }
 
+cli_state cli_row_state(const cli_row *row)
+{
+	cli_state s = cli_job_state_id(row->rec);
+
+	return row->ended && s != CLI_ST_EXHAUSTED ? CLI_ST_ENDED : s;
+}
+
 const char *cli_job_state(const rb_record *rec)
 {
 	return cli_state_names[cli_job_state_id(rec)];

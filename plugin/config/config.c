@@ -660,7 +660,7 @@ rb_config *rb_config_defaults(void)
 		.restore_timeout = 300, .accounting = RB_ACCOUNTING_GROUPED,
 		.max_interruptions = RB_UNLIMITED, .track = RB_TRACK_ALL,
 		.on_error = RB_ON_ERROR_OPEN, .on_exhausted = RB_ON_EXHAUSTED_FAIL,
-		.store = RB_STORE_DIR,
+		.store = RB_STORE_CONTROLLER,
 		.caps = { .max_failures = 10, .restore_retry_num = 10,
 			  .max_interruptions = -1, .allow_unlimited = false },
 	};
@@ -748,6 +748,12 @@ static rb_config *load_root(load_ctx *ctx, const cset *root, const char *file)
 	if (!config_setting_get_member(root, "max_interruptions") &&
 	    cfg->caps.max_interruptions >= 0)
 		cfg->max_interruptions = cfg->caps.max_interruptions;
+	/* The store is the controller's job record unless the admin named a
+	 * state_dir, which only the shared-directory store uses
+	 * (docs/stores.md, "Which store"). */
+	if (!config_setting_get_member(root, "store") &&
+	    config_setting_get_member(root, "state_dir"))
+		cfg->store = RB_STORE_DIR;
 	errno = ENOMEM;
 	if (cf_record_settings(ctx, root, cfg) < 0) {
 		rb_err_set(ctx->err, "%s: out of memory", ctx->path);

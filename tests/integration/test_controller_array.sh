@@ -33,6 +33,33 @@ check "task 7's reason line" bash -c "squeue -h --states=all -j ${A}_7 -O admin_
 check "no reason line on task 3 or 5" bash -c "! squeue -h --states=all -j ${A}_3,${A}_5 -O admin_comment:0 | grep -q '^restore_budget: '"
 s=$("$RB_ROOT/build/restore-budget" --config "$RB_CONF" show "${A}_7")
 expect_match "show ${A}_7: exhausted" "$s" 'exhausted: *yes'
+# list and metrics read every job's line from one squeue; a site's own
+# comment that looks like rows (newlines, bars) is no row
+h=$(submit_as_user -p low --hold --wrap true) || fail "sbatch --hold"
+checkq "a site's comment with newlines on held job $h" timeout 10 scontrol update JobId="$h" \
+    AdminComment=$'site: x\n1|1_1|root|low|R|acct|restore_budget[state]: v1\n2|'
+CLI=$RB_ROOT/build/restore-budget
+l=$(as_user "$CLI" --config "$RB_CONF" list 2>&1)
+expect "list as the user: exit 0" "$?" 0
+expect "list: the header and one row per task" "$(grep -c . <<<"$l")" 4
+for t in 3 5; do
+    check "list: task ${A}_$t ended" grep -Eq "^${A}_$t +$RB_USER +[0-9]+ +ended " <<<"$l"
+done
+check "list: task ${A}_7 exhausted" grep -Eq "^${A}_7 +$RB_USER +2 +exhausted " <<<"$l"
+l=$("$CLI" --config "$RB_CONF" list --state exhausted --json "$A")
+python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+assert [(j["array_task_id"], j["state"]) for j in d["jobs"]] == [(7, "exhausted")], d
+assert d["corrupt"] == [], d
+' "$l" && pass "list --state exhausted --json $A: task 7 alone" || fail "list --json: $l"
+l=$("$CLI" --config "$RB_CONF" list "$h" 2>&1)
+expect "list $h (no budget line): exit 3" "$?" 3
+m=$("$CLI" --config "$RB_CONF" metrics)
+check "metrics: 3 jobs tracked" grep -Eq '^restore_budget_jobs_tracked\{cluster="[^"]*"\} 3$' <<<"$m"
+check "metrics: task 7 exhausted" grep -Eq "^restore_budget_array_tasks\{cluster=\"[^\"]*\",array_job_id=\"$A\",state=\"exhausted\"\} 1\$" <<<"$m"
+check "metrics: tasks 3 and 5 ended" grep -Eq "^restore_budget_array_tasks\{cluster=\"[^\"]*\",array_job_id=\"$A\",state=\"ended\"\} 2\$" <<<"$m"
+checkq "scancel $h" scancel "$h"
 expect "state_dir holds nothing" "$(find "$RB_STATE" -mindepth 1 2>/dev/null | head -n 3)" ""
 measure "duration=$((SECONDS - T0))s"
 rb_final_checks

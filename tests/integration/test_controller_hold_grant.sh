@@ -46,9 +46,11 @@ assert d["failures"] == 1 and d["exhausted"] is True, d
 ' "$j" "$s" && pass "show --json as the job's user: failures 1, exhausted" || fail "show --json as the user: $s"
 g=$(cli gc --older-than 0 2>&1)
 expect_match "gc: nothing to collect" "$g" 'store = "controller": nothing to collect'
-l=$(cli list 2>&1)
-expect "list: exit 1" "$?" 1
-expect_match "list: says what to use" "$l" 'use `restore-budget show JOB`'
+l=$(as_user "$CLI" --config "$RB_CONF" list --state exhausted 2>&1)
+expect "list --state exhausted as the user: exit 0" "$?" 0
+check "list: the held job at attempt 2, exhausted" grep -Eq "^$j +$RB_USER +2 +exhausted " <<<"$l"
+m=$(cli metrics 2>&1)
+check "metrics: one job exhausted" grep -Eq '^restore_budget_jobs_exhausted\{cluster="[^"]*"\} 1$' <<<"$m"
 
 as_user "$CLI" --config "$RB_CONF" grant "$j" --failures 1 >/dev/null 2>&1
 expect "grant as $RB_USER is refused (exit 4)" "$?" 4

@@ -106,7 +106,7 @@ static void test_defaults_match_design(void **state)
 	assert_int_equal(c->track, RB_TRACK_ALL);
 	assert_int_equal(c->on_error, RB_ON_ERROR_OPEN);
 	assert_int_equal(c->on_exhausted, RB_ON_EXHAUSTED_FAIL);
-	assert_int_equal(c->store, RB_STORE_DIR);
+	assert_int_equal(c->store, RB_STORE_CONTROLLER);
 	assert_int_equal(c->caps.max_failures, 10);
 	assert_int_equal(c->caps.restore_retry_num, 10);
 	assert_false(c->caps.allow_unlimited);
@@ -129,6 +129,23 @@ static void test_empty_file_gives_defaults_and_its_path(void **state)
 	assert_int_equal(c->restore_retry_num, 3);
 	assert_int_equal(c->restore_timeout, 300);
 	assert_int_equal(c->caps.max_failures, 10);
+}
+
+/* docs/stores.md, "Which store": the controller's job record, unless the
+ * admin named a state_dir (which only the shared-directory store uses);
+ * an explicit store always wins. */
+static void test_store_is_controller_unless_a_state_dir_is_named(void **state)
+{
+	fixture *f = *state;
+	rb_config *c = load_ok(f, "max_failures = 1;\n");
+
+	assert_int_equal(c->store, RB_STORE_CONTROLLER);
+	c = load_ok(f, "state_dir = \"/srv/rb\";\n");
+	assert_int_equal(c->store, RB_STORE_DIR);
+	c = load_ok(f, "state_dir = \"/srv/rb\";\nstore = \"controller\";\n");
+	assert_int_equal(c->store, RB_STORE_CONTROLLER);
+	c = load_ok(f, "store = \"dir\";\n");
+	assert_int_equal(c->store, RB_STORE_DIR);
 }
 
 static void test_every_key_is_parsed(void **state)
@@ -976,7 +993,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_defaults_match_design),
 		T(test_empty_file_gives_defaults_and_its_path),
-		T(test_every_key_is_parsed),
+	T(test_store_is_controller_unless_a_state_dir_is_named),
+	T(test_every_key_is_parsed),
 		T(test_account_name_with_dash_and_underscore_is_a_key),
 		T(test_name_starting_with_digit_needs_name_key),
 		T(test_int64_literal_that_fits_is_accepted),

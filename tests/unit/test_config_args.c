@@ -96,7 +96,7 @@ static const rb_setting *setting(const rb_config *c, const char *key)
 static void test_no_file_and_arguments_gives_defaults_plus_arguments(void **state)
 {
 	fixture *f = *state;
-	rb_config *c = load_ok(f, NULL, "state_dir=/srv/rb max_failures=4 store=dir");
+	rb_config *c = load_ok(f, NULL, "state_dir=/srv/rb max_failures=4");
 
 	assert_string_equal(c->state_dir, "/srv/rb");
 	assert_int_equal(c->max_failures, 4);
@@ -370,7 +370,7 @@ static void test_origins_default_file_argument(void **state)
 	s = setting(c, "restore_timeout");
 	assert_int_equal(s->from, RB_FROM_DEFAULT);
 	assert_string_equal(s->value, "300");
-	assert_string_equal(setting(c, "store")->value, "dir");
+	assert_string_equal(setting(c, "store")->value, "controller");
 	assert_string_equal(setting(c, "limits.allow_unlimited")->value, "false");
 	assert_string_equal(setting(c, "requeue_exit")->value, "unset");
 	s = setting(c, "exit_rules.fatal");
