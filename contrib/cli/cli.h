@@ -359,8 +359,8 @@ typedef int (*cli_row_fn)(const cli_row *row, void *arg);
  * the job (a job it ends has no end on its line: docs/stores.md). */
 cli_state cli_row_state(const cli_row *row);
 /* Every job the controller holds with a budget line (job NULL), or those
- * job names (a job, a task, an array's tasks), in squeue's order (cli_ctl_
- * rows.c). 0, or -1 (message said). */
+ * job names (a job, a task, an array's tasks), by job id
+ * (cli_ctl_rows.c). 0, or -1 (message said). */
 int cli_ctl_rows(const cli_ctx *ctx, const rb_job_arg *job, cli_row_fn fn,
 		 void *arg);
 

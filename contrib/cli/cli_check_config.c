@@ -181,7 +181,10 @@ static void print_text(const rb_config *c, const cli_requeue *r)
 	int64_t attempts;
 
 	printf("%s: OK\n", cli_safe(c->path, buf, sizeof(buf)));
-	line("state_dir", cli_safe(c->state_dir, buf, sizeof(buf)));
+	line("store", c->store == RB_STORE_CONTROLLER ? "controller" : "dir");
+	line("state_dir", c->store == RB_STORE_CONTROLLER ?
+	     "(not used: store = controller)" :
+	     cli_safe(c->state_dir, buf, sizeof(buf)));
 	format_m(c->max_failures, m, sizeof(m));
 	line("max_failures", m);
 	snprintf(buf, sizeof(buf), "%d", c->restore_retry_num);
@@ -195,7 +198,6 @@ static void print_text(const rb_config *c, const cli_requeue *r)
 	line("track", track_name(c->track));
 	line("on_error", on_error_name(c->on_error));
 	line("on_exhausted", on_exhausted_name(c->on_exhausted));
-	line("store", c->store == RB_STORE_CONTROLLER ? "controller" : "dir");
 	snprintf(buf, sizeof(buf),
 		 "max_failures <= %d, restore_retry_num <= %d, "
 		 "allow_unlimited = %s",

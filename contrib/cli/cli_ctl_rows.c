@@ -55,8 +55,8 @@ static int ask_rows(const rb_job_arg *job, const char *sep, char **text)
 	const char *bindir = getenv("RESTORE_BUDGET_SLURM_BINDIR");
 	char prog[RB_PATH_MAX + 16], env_conf[RB_PATH_MAX + 16];
 	char ids[RB_JOB_ADDR_MAX];
-	const char *argv[] = { prog, "--noheader", "--states=all", NULL,
-			       NULL, NULL, NULL };
+	const char *argv[] = { prog, "--noheader", "--states=all", "--sort=i",
+			       NULL, NULL, NULL, NULL };
 	const char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C",
 			       env_conf, NULL };
 	char *fmt = format_arg(sep);
@@ -67,10 +67,10 @@ static int ask_rows(const rb_job_arg *job, const char *sep, char **text)
 		 bindir && bindir[0] == '/' ? bindir : "/usr/bin");
 	snprintf(env_conf, sizeof(env_conf), "SLURM_CONF=%s",
 		 conf && conf[0] ? conf : CLI_SLURM_CONF);
-	argv[3] = fmt;
+	argv[4] = fmt;
 	if (job) {
-		argv[4] = "--jobs";
-		argv[5] = cli_ref_text(job, ids);
+		argv[5] = "--jobs";
+		argv[6] = cli_ref_text(job, ids);
 	}
 	*text = malloc(ROWS_TEXT_MAX);
 	if (!fmt || !*text)

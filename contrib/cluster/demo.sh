@@ -11,6 +11,8 @@
 #      restore_retry_num=2 it gets exactly R x (M+1) = 4 restore attempts,
 #      then the 5th is refused.
 # At each attempt it prints what the job saw and where its budget stands.
+# The store is the default, "controller": each job's budget is one line of
+# its AdminComment (docs/stores.md); no shared directory, no prolog work.
 # DEMO_TRIAL=torch (`make demo-torch`): parts 1 and 2 run the PyTorch trial
 # (contrib/jobs/torch_trial.py; needs python3-torch) instead of
 # contrib/jobs/trial.sh.  DEMO_PARTS="1 2" runs only those parts.
@@ -28,16 +30,14 @@ say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 STATE=$(mktemp -d /tmp/rbdemo-state.XXXXXX); chmod 755 "$STATE"
 CONF=$STATE/restore_budget.conf
-# The embedded default for the demo: the plugin's own defaults, with a
-# private state_dir and limits small enough to exhaust in a minute.
+# The embedded default for the demo: the plugin's own defaults (store
+# "controller") with limits small enough to exhaust in a minute.
 cat >"$CONF" <<CONF
-state_dir         = "$STATE/ledger";
 max_failures      = 1;
 restore_retry_num = 2;
 restore_timeout   = 0;    # only the job's acknowledgement confirms a restore
 checkpoint        = { fallback = true; };  # a checkpoint R restores failed on is passed over
 CONF
-mkdir -m 755 "$STATE/ledger"
 RB_EXIT_HOOK='rm -rf "$STATE"'
 # The plugin, the CLI and the job script, from a world-readable copy in
 # $STATE/root (the daemons and the job user rbuser read them; the checkout
@@ -50,17 +50,12 @@ RB_PLUGSTACK_LINE="required $ROOT/build/restore_budget.so config=$CONF" cluster_
 CLI=$ROOT/build/restore-budget
 export RESTORE_BUDGET_CONFIG=$CONF
 
-# budget JOB - one line: where the job's budget stands (from its ledger record)
+# budget JOB - where the job's budget stands (its AdminComment's line, read
+# by the CLI)
 budget() {
-    if [[ -x $CLI ]]; then
-        "$CLI" --config "$CONF" --cluster rbtest show "$1" 2>/dev/null |
-            grep -E '^ *(attempt|phase|failures F/M|restores r/R|restores_left|checkpoint|exhausted|last end):' |
-            sed 's/^ */    /'
-    else
-        local rec
-        rec=$(find "$STATE/ledger" -name "$1.rec" | head -1)
-        [[ -n $rec ]] && grep -E '^(failures|restore_failures|cur.attempt|cur.phase|checkpoint)=' "$rec" | sed 's/^/    /'
-    fi
+    "$CLI" --config "$CONF" --cluster rbtest show "$1" 2>/dev/null |
+        grep -E '^ *(attempt|phase|failures F/M|restores r/R|restores_left|checkpoint|exhausted|last end):' |
+        sed 's/^ */    /'
 }
 
 # attempts OUTFILE - what each attempt of the job saw
@@ -174,10 +169,11 @@ done
 echo "    job $j3 ended $s ($(job_field "$j3" ExitCode)) after $(rb_since "$t0")s; what its attempts saw:"
 seen "$RB_WORKDIR/out.txt"
 echo "    budget:"; budget "$j3"
-if [[ -x $CLI ]]; then
-    say "restore-budget explain $j3"
-    "$CLI" --config "$CONF" --cluster rbtest explain "$j3" | sed 's/^/    /'
+say "the budget line in job $j3's AdminComment (scontrol show job $j3)"
+timeout 10 squeue -h --states=all -j "$j3" -O admin_comment:0 | sed 's/^/    /'
 fi
-fi
+say "restore-budget list: every job the controller holds"
+"$CLI" --config "$CONF" --cluster rbtest list | sed 's/^/    /'
+
 node_drained && { echo "demo: a node is drained!"; exit 1; }
 say "done: no node drained; tearing down"

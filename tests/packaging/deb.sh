@@ -177,22 +177,22 @@ want "installed man pages format without warnings" \
 	"$(for m in "$MAN1" "$MAN8"; do LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -l "$m" 2>&1 >/dev/null; done)" ""
 
 # ---- 3. a private cluster with the INSTALLED plugin ------------------------------
-mkdir -m 755 "$W/state"
-CONF=$W/restore_budget.conf
-sed "s|^state_dir = .*|state_dir = \"$W/state\";|" "$EXAMPLE" >"$CONF"
-chmod 644 "$CONF"
-check "the installed example, state_dir moved, is valid" quiet "$CLI" check-config "$CONF"
-
-RB_PLUGSTACK_LINE="required $SO config=$CONF" cluster_up
+# The whole install (README "Install"): the package and one plugstack.conf
+# line. No config file, no shared directory: the built-in defaults, store
+# "controller" (each budget in its job's AdminComment).
+check "no /etc/slurm/restore_budget.conf: the built-in defaults apply" test ! -e /etc/slurm/restore_budget.conf
+RB_PLUGSTACK_LINE="required $SO" cluster_up
 up=$?
 on_traps   # cluster_up installed its own EXIT trap; ours also removes the package
 if [[ $up != 0 ]]; then
 	fail "cluster up with the installed plugin"
 	finish
 fi
-pass "cluster up with plugstack line: required $SO config=$CONF"
-check_grep "slurmd loaded the installed plugin's config" "$RB_CLUSTER_DIR/log/slurmd.log" \
-	"restore_budget: config $CONF loaded"
+pass "cluster up with plugstack line: required $SO"
+check_grep "slurmd loaded the installed plugin: built-in defaults, store controller" \
+	"$RB_CLUSTER_DIR/log/slurmd.log" \
+	'restore_budget: config \(built-in defaults\) loaded \(store controller'
+
 help=$(as_user sbatch --help 2>&1)
 want_match "sbatch --help lists the plugin's options" "$help" \
 	'--max-failures=N +restore_budget: fail the job after N failures'
@@ -216,15 +216,13 @@ check_grep "job output: its own limits (M=1, R=2)" "$jout" '^trial:   RESTORE_BU
 check_grep "job output: RESTORE_BUDGET_RESTORES_LEFT=4" "$jout" '^trial:   RESTORE_BUDGET_RESTORES_LEFT=4$'
 check_grep "job output: the ack file is in the job's checkpoint dir" "$jout" \
 	"^trial:   RESTORE_BUDGET_ACK_FILE=$RB_WORKDIR/ckpt/\\.restore_budget-ack\\.rbtest\\.$j\\.0\$"
-rec=$(printf '%s/state/rbtest/%03u/%s.rec' "$W" $((j % 1000)) "$j")
-check "ledger record $rec exists" test -s "$rec"
-# The epilog runs after COMPLETED is visible: wait for the end on record.
-wait_file_grep "${rec%.rec}.log" ' kind=end attempt=0 ' 20 >/dev/null
-show=$("$CLI" --config "$CONF" --cluster rbtest show "$j" 2>&1)
+check "the job's budget is a line of its AdminComment" bash -c \
+	"timeout 10 squeue -h --states=all -j $j -O admin_comment:0 | grep -q '^restore_budget\[state\]: v1 '"
+show=$("$CLI" --cluster rbtest show "$j" 2>&1)
 want_match "installed CLI reads the record (show $j)" "$show" \
 	"job: +$j"$'\n'".*failures F/M: +0/1"$'\n'"restores r/R: +0/2"
 want_match "installed CLI: the attempt ended completed" "$show" 'ended: +completed'
-met=$("$CLI" --config "$CONF" --cluster rbtest metrics 2>&1)
+met=$("$CLI" --cluster rbtest metrics 2>&1)
 want_match "installed CLI: metrics count the job" "$met" \
 	'restore_budget_jobs_tracked\{cluster="rbtest"\} 1'
 check "no node drained, down or failing" bash -c '! timeout 10 sinfo -h -N -o %T | grep -Eq "drain|down|fail"'
