@@ -20,6 +20,9 @@
 PEER_PKGS := python3-pytest python3-pexpect python3-pytest-timeout python3-requests \
              expect dpkg-dev
 PEER_SELECTION ?=
+# the plugin's stores, each a run of its own: the default ("controller")
+# everywhere, the shared directory too on the host (a leg has 5 minutes)
+PEER_STORES ?= $(if $(wildcard /.rb-leg-ready),controller,controller dir)
 
 .PHONY: peer-test peer-deps
 TEST_EXTRA += peer-test
@@ -29,4 +32,6 @@ peer-deps:
 deps: peer-deps
 
 peer-test: peer-deps
-	@PEER_SELECTION=$(PEER_SELECTION) PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 tests/peer/peer.py
+	@rc=0; for s in $(PEER_STORES); do echo "peer: store $$s"; \
+	  PEER_STORE=$$s PEER_SELECTION=$(PEER_SELECTION) PYTHONDONTWRITEBYTECODE=1 \
+	    /usr/bin/python3 tests/peer/peer.py || rc=1; done; exit $$rc

@@ -29,8 +29,8 @@ PEER_LANES (expect lanes per mode), PEER_SELECTION (host, or leg: the
 default inside a leg's chroot), PEER_REQUIRE_SOURCE=1 (a release whose
 source the mirror lacks fails instead of being skipped), PEER_TEST_TIMEOUT (s per expect test,
 default 240), PEER_ATF_TIMEOUT (s per ATF case, default 120), PEER_STRICT=1
-(count the known differences, KNOWN below), PEER_STORE (dir, or
-controller: the budget in each job's AdminComment, docs/stores.md), PEER_KEEP=1
+(count the known differences, KNOWN below), PEER_STORE (controller,
+the default: the budget in each job's AdminComment, docs/stores.md; or dir), PEER_KEEP=1
 (keep the run dir).  --fail-on-purpose TEST makes TEST fail in mode "with"
 only (the suite's own check that it can fail: docs/peer-test.md).
 """
@@ -343,7 +343,7 @@ def write_config(lane_dir):
         # every job tracked: the plugin acts on every job of every test
         f.write('state_dir = "%s";\nmax_failures = 2;\nrestore_retry_num = 3;\n'
                 'track = "all";\non_error = "open";\nstore = "%s";\n'
-                % (state, os.environ.get("PEER_STORE") or "dir"))
+                % (state, os.environ.get("PEER_STORE") or "controller"))
     os.chmod(config, 0o644)
     return config
 
