@@ -1,5 +1,7 @@
 /*
- * cli_list.c - `restore-budget list`: one line per job record.
+ * cli_list.c - `restore-budget list`: one line per job with a budget (the
+ * ledger's records, or with store = "controller" the jobs whose
+ * AdminComment has a budget line: cli_ctl_rows.c).
  *
  * A record that cannot be read (corrupt, torn, unknown version) is listed
  * as "corrupt: <reason>" whatever the filters (its user and state are
