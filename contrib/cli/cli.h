@@ -355,6 +355,11 @@ typedef struct {
 } cli_row;
 /* Called once per row; non-zero stops the listing. */
 typedef int (*cli_row_fn)(const cli_row *row, void *arg);
+/* Read job_id's record of the shared-directory ledger into rec and give
+ * it to fn as a row (a damaged one as corrupt); a record removed since the
+ * scan is skipped, another group's counted in *hidden. fn's result, or 0. */
+int cli_ledger_row(rb_ledger *ledger, uint32_t job_id, rb_record *rec,
+		   cli_row_fn fn, void *arg, size_t *hidden);
 /* A row's state: cli_job_state_id, or "ended" once the controller ended
  * the job (a job it ends has no end on its line: docs/stores.md). */
 cli_state cli_row_state(const cli_row *row);

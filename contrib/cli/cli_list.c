@@ -112,22 +112,9 @@ static int count_row(const cli_row *row, void *vctx)
 static int on_job(uint32_t job_id, void *vctx)
 {
 	list_state *st = vctx;
-	cli_row row = { .job_id = job_id };
-	rb_err err;
-	int rc;
 
-	rc = rb_ledger_read_for_listing(st->ledger, job_id, st->rec, &err);
-	if (rc == 1)
-		return 0; /* removed since the scan (gc) */
-	if (rc == RB_LEDGER_NOT_READABLE) {
-		st->hidden++; /* another group's job (docs/security.md) */
-		return 0;
-	}
-	if (rc < 0)
-		row.corrupt = err.msg;
-	else
-		row.rec = st->rec;
-	return take_row(&row, st);
+	return cli_ledger_row(st->ledger, job_id, st->rec, take_row, st,
+			      &st->hidden);
 }
 
 /* The rows: every record, or (list JOB) the target's, by task id, and

@@ -111,24 +111,15 @@ static int take_row(const cli_row *row, void *vctx)
 	return 0;
 }
 
-/* One job of the shared-directory ledger. */
+/* One job of the shared-directory ledger; another group's job is left
+ * out (metrics as a user are partial). */
 static int on_job(uint32_t job_id, void *vctx)
 {
 	metrics_state *st = vctx;
-	cli_row row = { .job_id = job_id };
-	rb_err err;
-	int rc;
+	size_t hidden = 0;
 
-	rc = rb_ledger_read_for_listing(st->ledger, job_id, st->rec, &err);
-	if (rc == 1)
-		return 0; /* removed since the scan (gc) */
-	if (rc == RB_LEDGER_NOT_READABLE)
-		return 0; /* another group's job: metrics as a user are partial */
-	if (rc < 0)
-		row.corrupt = err.msg;
-	else
-		row.rec = st->rec;
-	return take_row(&row, st);
+	return cli_ledger_row(st->ledger, job_id, st->rec, take_row, st,
+			      &hidden);
 }
 
 /* A label value: backslash, double quote and newline escaped, as the text

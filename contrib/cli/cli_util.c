@@ -216,6 +216,26 @@ cli_state cli_job_state_id(const rb_record *rec)
 						    CLI_ST_RUNNING;
 }
 
+int cli_ledger_row(rb_ledger *ledger, uint32_t job_id, rb_record *rec,
+		   cli_row_fn fn, void *arg, size_t *hidden)
+{
+	cli_row row = { .job_id = job_id };
+	rb_err err;
+	int rc = rb_ledger_read_for_listing(ledger, job_id, rec, &err);
+
+	if (rc == 1)
+		return 0; /* removed since the scan (gc) */
+	if (rc == RB_LEDGER_NOT_READABLE) {
+		(*hidden)++; /* another group's job (docs/security.md) */
+		return 0;
+	}
+	if (rc < 0)
+		row.corrupt = err.msg;
+	else
+		row.rec = rec;
+	return fn(&row, arg);
+}
+
 cli_state cli_row_state(const cli_row *row)
 {
 	cli_state s = cli_job_state_id(row->rec);
