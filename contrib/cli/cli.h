@@ -364,10 +364,12 @@ int cli_ledger_row(rb_ledger *ledger, uint32_t job_id, rb_record *rec,
  * the job (a job it ends has no end on its line: docs/stores.md). */
 cli_state cli_row_state(const cli_row *row);
 /* Every job the controller holds with a budget line (job NULL), or those
- * job names (a job, a task, an array's tasks), by job id
- * (cli_ctl_rows.c). 0, or -1 (message said). */
-int cli_ctl_rows(const cli_ctx *ctx, const rb_job_arg *job, cli_row_fn fn,
-		 void *arg);
+ * job names (a job, a task, an array's tasks), by job id; with ended_too
+ * and accounting on, then the ended jobs the controller no longer holds
+ * (sacct: each one's last run; since midnight unless job is given)
+ * (cli_ctl_rows.c). 0, or -1 (message said; the rows given stand). */
+int cli_ctl_rows(const cli_ctx *ctx, const rb_job_arg *job, bool ended_too,
+		 cli_row_fn fn, void *arg);
 
 /* --- requeue_exit (cli_requeue.c) ------------------------------------------- */
 

@@ -187,16 +187,16 @@ static int list_controller(cli_ctx *ctx, list_state *st)
 	if (st->opts->job) {
 		list_state probe = { .opts = &(cli_list_opts){ .state = "all" } };
 
-		if (cli_ctl_rows(ctx, st->opts->job, count_row, &probe) < 0)
+		if (cli_ctl_rows(ctx, st->opts->job, true, count_row, &probe) < 0)
 			return CLI_EDATA;
 		if (probe.shown + probe.corrupt == 0) {
-			cli_error("job %s: the controller lists no budget line for it (not tracked, not started yet, or ended more than MinJobAge ago: `restore-budget explain %s`)",
-				  cli_ref_text(st->opts->job, addr), addr);
+			cli_error("job %s: no budget line for it in the controller or in accounting (not tracked, not started yet, or no such job)",
+				  cli_ref_text(st->opts->job, addr));
 			return CLI_ENOTFOUND;
 		}
 	}
 	list_begin(ctx, st, &out);
-	rc = cli_ctl_rows(ctx, st->opts->job, take_row, st) < 0 ? CLI_EDATA :
+	rc = cli_ctl_rows(ctx, st->opts->job, true, take_row, st) < 0 ? CLI_EDATA :
 								  CLI_OK;
 	return list_finish(ctx, st, out, rc);
 }

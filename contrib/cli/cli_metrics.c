@@ -338,7 +338,7 @@ static int gather(cli_ctx *ctx, metrics_state *st)
 	int r, rc = CLI_OK;
 
 	if (ctx->cfg->store == RB_STORE_CONTROLLER) {
-		if (cli_ctl_rows(ctx, NULL, take_row, st) < 0)
+		if (cli_ctl_rows(ctx, NULL, false, take_row, st) < 0)
 			return CLI_EDATA;
 		if (st->oom)
 			cli_error("out of memory");

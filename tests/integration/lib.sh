@@ -511,17 +511,18 @@ rb_restart_slurmd() {
     return 1
 }
 
-# rb_restart_ctld [SIGNAL] - stop slurmctld (TERM, or KILL: what it had not
-# saved is lost) and start it again on its saved state (no -c); until it
-# answers.
+# rb_restart_ctld [SIGNAL [ARG...]] - stop slurmctld (TERM, or KILL: what
+# it had not saved is lost) and start it again with ARGs (none: on its saved
+# state; -c: with none, every job forgotten); until it answers.
 rb_restart_ctld() {
-    local pid i
+    local pid i sig=${1:-TERM}
+    (($# > 0)) && shift
     pid=$(rb_daemon_pid slurmctld) || return 1
-    kill "-${1:-TERM}" "$pid"
+    kill "-$sig" "$pid"
     for ((i = 0; i < 150; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -0 "$pid" 2>/dev/null && return 1
     env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 \
-        slurmctld -f "$RB_CLUSTER_DIR/slurm.conf" || return 1
+        slurmctld -f "$RB_CLUSTER_DIR/slurm.conf" "$@" || return 1
     for ((i = 0; i < 300; i++)); do
         timeout 5 scontrol ping 2>/dev/null | grep -q 'is UP' && return 0
         sleep 0.1

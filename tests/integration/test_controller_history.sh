@@ -7,7 +7,9 @@
 # (exit 42); attempt 3 is refused (FAILED).  explain (text and JSON) shows
 # the four runs in order: attempt 0 ended by the controller, attempts 1 and
 # 2 failed:42 while RESTORING, attempt 3 refused.  Without accounting,
-# explain says plainly that only the current run is known.
+# explain says plainly that only the current run is known.  `list` gives
+# the job once while the controller holds it, and from accounting once the
+# controller has forgotten it (slurmctld -c).
 . "$(dirname "$0")/lib.sh"
 T0=$SECONDS
 CLI=$RB_ROOT/build/restore-budget
@@ -48,6 +50,20 @@ assert [r["record"]["attempt"] for r in runs] == [0, 1, 2, 3], runs
 assert runs[3]["record"]["exhausted"] is True, runs[3]
 assert runs[1]["state"] == "REQUEUED" and runs[1]["exit_code"] == "42:0", runs[1]
 ' && pass "explain --json as the job's user: attempts 0..3, the last exhausted" || fail "explain --json"
+# list: the controller's jobs, then accounting's the controller no longer
+# holds; a job both keep is listed once
+l=$(cli list)
+expect "list: job $j once (the controller and accounting both keep it)" "$(grep -Ec "^$j +" <<<"$l")" 1
+checkq "slurmctld started again with no state (-c): it forgets job $j" rb_restart_ctld TERM -c
+expect "squeue no longer lists job $j" "$(timeout 10 squeue -h --states=all -j "$j" -o %i 2>/dev/null)" ""
+l=$(as_user "$CLI" --config "$RB_CONF" list --state exhausted 2>&1)
+check "list as the user: job $j from accounting, attempt 3, exhausted" grep -Eq "^$j +$RB_USER +3 +exhausted " <<<"$l"
+l=$(cli list --json "$j")
+python3 -c '
+import json, sys
+d = json.loads(sys.argv[2])
+assert [(x["job_id"], x["attempt"], x["state"]) for x in d["jobs"]] == [(int(sys.argv[1]), 3, "exhausted")], d
+' "$j" "$l" && pass "list --json $j: from accounting alone" || fail "list --json $j: $l"
 measure "duration=$((SECONDS - T0))s"
 rb_final_checks
 cluster_down
