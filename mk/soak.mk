@@ -2,7 +2,9 @@
 # cluster (tests/soak/, docs/soak.md).  Jobs of three users (healthy,
 # corrupt, flaky and buggy trials, several (M, R)), faults at seeded times
 # (preemption, scontrol requeue, kill -9 of a batch slurmstepd, slurmd and
-# slurmctld restarts, state_dir read-only, SOAK_FAULT_HOOKS), then the
+# slurmctld restarts, state_dir read-only, SOAK_FAULT_HOOKS; in the
+# controller store also a kill -9 of slurmctld right after the plugin's
+# write and slurmdbd down, on a cluster with accounting), then the
 # invariants per job.  Ends with `soak: seed S, J jobs, F faults, A attempts,
 # V violations` per seed and `soak: N passed, N failed`.
 #

@@ -401,7 +401,7 @@ measure "seed=$SEED jobs=$NJOBS faults=$NFAULTS attempts=$NATT violations=$NVIOL
 [[ $RB_FAILED -gt 0 || ${SOAK_KEEP:-0} == 1 ]] && RB_KEEP=1
 echo "soak: faults: $(awk '{print $3}' "$FLOG" | sed 's/:$//' | sort | uniq -c | tr -s ' ' | tr '\n' ',')"
 NRB=$(grep -c '^rollback ' "$LOGD"/replay.out 2>/dev/null)
-echo "soak: $(wc -l <"$LOGD/rollback-windows") slurmctld rollback windows (ctld9), $NRB charges they took back (at most one per job and window)"
+echo "soak: $(wc -l <"$LOGD/rollback-windows") slurmctld rollback windows (ctld9), $NRB runs read as rolled back (rollback - lines: at most one per job and window)"
 NUNTR=$(cat "$LOGD"/trial-*.log 2>/dev/null | grep -c '^told .* F= ')
 echo "soak: $NUNTR attempts ran untracked (on_error = open), $NOPEN corrupt jobs restored more often for it"
 echo "soak: $NSTALE jobs requeued by the soak: RUNNING with no batch slurmstepd for ${STALE}s"
