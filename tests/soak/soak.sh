@@ -381,7 +381,7 @@ for ((i = 0; i < NJOBS; i++)); do
     fi
     # the replay: every per-attempt and ledger invariant, as ok/FAIL lines
     out=$(/usr/bin/python3 "$HERE/replay.py" --tag "$tag" --kind "${KIND[i]}" \
-        --restarts "${restarts:-0}" --state "$st" --json "$json" --ro "$LOGD/ro-windows" --rollback "$LOGD/rollback-windows" --races "$LOGD/requeue-times" --core "$CORE_REPLAY" \
+        --restarts "${restarts:-0}" --state "$st" --json "$json" --ro "$LOGD/ro-windows" --rollback "$LOGD/rollback-windows" --store "$STORE" --races "$LOGD/requeue-times" --core "$CORE_REPLAY" \
         --out "${WD[i]}/trial-$j.out" "${WD[i]}/soak-trial.log" 2>&1)
     printf '%s\n' "$out" | tee -a "$LOGD/replay.out"
     NOPEN=$((NOPEN + $(grep -c '^open .*: corrupt: ' <<<"$out")))
