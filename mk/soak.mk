@@ -31,7 +31,12 @@ SOAK_CI_ENV := SOAK_JOBS=6 SOAK_SECONDS=180 SOAK_FAULT_STOP=60 \
                SOAK_FAULT_GAP="2 6" SOAK_STEPS="6 14" SOAK_MAX_M=1 SOAK_MAX_R=2 \
                SOAK_STALE=45
 
-.PHONY: soak soak-ci
+.PHONY: soak soak-ci soak-replay-test
+# the replay's slurmctld rollback allowance on made-up logs (no cluster;
+# under a second)
+soak-replay-test:
+	/usr/bin/python3 -W error tests/soak/test_replay.py
+
 soak: all
 	RB_NO_BUILD=1 SEED="$(SEED)" SOAK_SECONDS="$(or $(SECONDS),600)" \
 	SOAK_JOBS="$(SOAK_JOBS)" tests/soak/run.sh
@@ -40,7 +45,7 @@ soak-ci: all
 	RB_NO_BUILD=1 SOAK_SEEDS="$(SOAK_SEEDS)" \
 	SOAK_CONTROLLER_SEEDS="$(SOAK_CONTROLLER_SEEDS)" $(SOAK_CI_ENV) tests/soak/run.sh
 
-TEST_EXTRA += soak-ci
+TEST_EXTRA += soak-replay-test soak-ci
 
 # tests/soak/replay_core.c: the replay through the core's engine, which
 # tests/soak/replay.py cross-checks its own reading of docs/rule.md with
