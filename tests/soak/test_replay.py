@@ -100,6 +100,21 @@ class Replay(unittest.TestCase):
         out = self.run_replay(self.lost_end, ledger(2, 0, 0, 1, "completed"), [(95, 110)], 1, "COMPLETED")
         self.assertTrue(any("ledger F=2" in x for x in self.fails(out)), out)
 
+    # attempt 0 is preempted while the controller's save is pending; the
+    # rollback brings it back as running attempt 0, so the end of the run
+    # that started as attempt 1 (exit 42) is recorded as attempt 0's; Slurm
+    # requeues and runs attempt 1 again, told one failure
+    moved = [told(0, 10, 90.0, "FRESH", 0, 0, 0, "none"), did(0, 10, 100.0, "sig:TERM"),
+             told(1, 11, 103.0, "RUNNING", 0, 0, 1, "interrupted"), did(1, 11, 104.0, "42"),
+             told(1, 12, 130.0, "RUNNING", 1, 0, 0, "failed:42"), did(1, 12, 140.0, "0")]
+
+    def test_an_end_recorded_on_the_previous_attempt_inside_a_window_passes(self):
+        out = self.run_replay(self.moved, ledger(1, 0, 0, 1, "completed"), [(95, 110)], 1, "COMPLETED")
+        self.assertEqual(self.fails(out), [], out)
+        self.assertTrue(any("recorded as the previous attempt's" in x for x in self.rollbacks(out)), out)
+        out = self.run_replay(self.moved, ledger(1, 0, 0, 1, "completed"), [(102, 110)], 1, "COMPLETED")
+        self.assertNotEqual(self.fails(out), [], out)
+
     # a corrupt trial (M=1, R=1: bound 2 restores) whose restore at attempt 1
     # ran twice: 3 restores, within 2 + 1 window, not within 2 without it
     corrupt = [told(0, 10, 50.0, "FRESH", 0, 0, 0, "none"), did(0, 10, 55.0, "sig:TERM"),
