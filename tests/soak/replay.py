@@ -122,7 +122,9 @@ class Attempt:
         out = []
         tt, td = self.t("told"), self.t("did")
         for w, (lo, hi) in enumerate(rwins):
-            if self.tracked and tt is not None and lo <= tt <= hi:
+            # (an untracked run too: it may have started while slurmctld
+            # was down, and the job been recovered pending and run again)
+            if tt is not None and lo <= tt <= hi:
                 out += [(False, SKIP, False, ("start", w)), (False, SKIP, False, ("moved", w)),
                         (False, SKIP, False, ("moved0", w))]
             # the end is written up to ~1 s after the did line (task_exit)

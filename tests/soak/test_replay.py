@@ -68,6 +68,15 @@ class Replay(unittest.TestCase):
         self.assertEqual(self.fails(out), [], out)
         self.assertEqual(len(self.rollbacks(out)), 1, out)
 
+    def test_an_untracked_run_taken_back_inside_a_window_passes(self):
+        # started while slurmctld was down (on_error = "open": no counters)
+        lines = [f"told a=0 pid=10 t=105.0 phase= ckpt= F= M= r= R= left= last_end= intr= mi= attempt=0 seen="]
+        lines += self.twice[2:]
+        out = self.run_replay(lines, ledger(0, 0, 0, 0, "completed"), [(95, 110)], 0, "COMPLETED")
+        self.assertEqual([x for x in self.fails(out) if "untracked" not in x], [], out)
+        out = self.run_replay(lines, ledger(0, 0, 0, 0, "completed"), [(106, 110)], 0, "COMPLETED")
+        self.assertTrue(any("ran twice" in x for x in self.fails(out)), out)
+
     def test_an_attempt_run_twice_outside_any_window_fails(self):
         out = self.run_replay(self.twice, ledger(0, 0, 0, 0, "completed"), [(130, 140)], 0, "COMPLETED")
         self.assertTrue(any("ran twice" in x for x in self.fails(out)), out)
