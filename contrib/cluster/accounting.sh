@@ -39,7 +39,7 @@ rbc_acct_mariadb() {
 # rbc_acct_slurmdbd DIR DB_PORT DBD_PORT - slurmdbd.conf, then slurmdbd,
 # until it listens.
 rbc_acct_slurmdbd() {
-    local dir=$1 i
+    local dir=$1
     (umask 077 && cat >"$dir/slurmdbd.conf" <<EOF
 AuthType=auth/munge
 AuthInfo=socket=$dir/munge/munge.socket
@@ -58,16 +58,33 @@ StoragePass=$RBC_DB_PASS
 StorageLoc=slurm_acct_db
 EOF
     ) || return 1
+    rbc_acct_dbd_start "$dir"
+}
+
+# rbc_acct_dbd_start DIR - start slurmdbd on DIR/slurmdbd.conf (written by
+# rbc_acct_slurmdbd), until it listens on its DbdPort.
+rbc_acct_dbd_start() {
+    local dir=$1 port i
+    port=$(sed -n 's/^DbdPort=\([0-9]*\)$/\1/p' "$dir/slurmdbd.conf" 2>/dev/null)
+    [[ -n $port ]] || { rbc_die "$dir/slurmdbd.conf: no DbdPort= line (rbc_acct_slurmdbd writes it)"; return 1; }
     # slurmdbd takes no config path: it reads slurmdbd.conf beside
     # $SLURM_CONF. Its argv[0] names DIR so that stop can prove it is ours.
     rbc_daemon SLURM_CONF="$dir/slurm.conf" bash -c 'exec -a "slurmdbd@$1/" slurmdbd' _ "$dir" ||
         { tail -n 10 "$dir/log/slurmdbd.log" >&2; rbc_die "slurmdbd failed to start"; return 1; }
     for ((i = 0; i < 300; i++)); do
-        [[ -n $(ss -Htln "( sport = :$3 )" 2>/dev/null) ]] && return 0
+        [[ -n $(ss -Htln "( sport = :$port )" 2>/dev/null) ]] && return 0
         sleep 0.1
     done
     tail -n 10 "$dir/log/slurmdbd.log" >&2
-    rbc_die "slurmdbd does not listen on port $3"
+    rbc_die "slurmdbd does not listen on port $port"
+}
+
+# rbc_acct_dbd_stop DIR TIMEOUT - stop slurmdbd alone (MariaDB stays): the
+# soak's "dbd" fault (tests/soak/soak.sh), then rbc_acct_dbd_start.
+rbc_acct_dbd_stop() {
+    local pid
+    pid=$(rbc_pid_of "$1" slurmdbd) || { rbc_die "no slurmdbd of $1 runs"; return 1; }
+    rbc_kill_wait "$2" "$pid"
 }
 
 # rbc_acct_start DIR CLUSTER - MariaDB and slurmdbd up, the cluster added;

@@ -18,7 +18,11 @@
 #   with the cluster dir), SOAK_ARRIVE="lo hi" (more jobs arrive every lo..hi
 #   seconds until SOAK_FAULT_STOP; unset: none), SOAK_STORE (dir, or
 #   controller: the budget in each job's AdminComment, docs/stores.md; its
-#   default faults leave out ro, which has no state_dir to hit).
+#   default faults leave out ro, which has no state_dir to hit, and add
+#   ctld9, a kill -9 of slurmctld right after one of the plugin's writes,
+#   and dbd, slurmdbd down for 1..5 s), SOAK_ACCOUNTING (1: the cluster
+#   has a private slurmdbd and MariaDB, RB_ACCOUNTING of cluster.sh, and dbd
+#   is a default fault; default 1 with SOAK_STORE=controller, else 0).
 RB_SUITE=${RB_SUITE:-soak}
 # shellcheck source=tests/faults/lib.sh
 . "$(dirname "$0")/../faults/lib.sh"
@@ -33,14 +37,20 @@ FAULT_STOP=${SOAK_FAULT_STOP:-$((DEADLINE * 2 / 3))}
 read -r STEPS_MIN STEPS_MAX <<<"${SOAK_STEPS:-10 30}"
 MAXM=${SOAK_MAX_M:-2} MAXR=${SOAK_MAX_R:-3}
 STORE=${SOAK_STORE:-dir}
+ACCT=${SOAK_ACCOUNTING:-0}
+[[ $STORE == controller ]] && ACCT=${SOAK_ACCOUNTING:-1}
 DEFAULT_FAULTS="preempt requeue kill9 slurmd ctld ro"
-[[ $STORE == controller ]] && DEFAULT_FAULTS="preempt requeue kill9 slurmd ctld"
+if [[ $STORE == controller ]]; then
+    # the controller's own faults come last (a dir seed's plan is unchanged)
+    DEFAULT_FAULTS="preempt requeue kill9 slurmd ctld ctld9"
+    [[ $ACCT == 1 ]] && DEFAULT_FAULTS+=" dbd"
+fi
 read -r -a KINDS <<<"${SOAK_FAULTS:-$DEFAULT_FAULTS}"
 read -r -a HOOKS <<<"${SOAK_FAULT_HOOKS:-}"
 USERS=(rbuser rbsoak2 rbsoak3)
 T_START=$SECONDS
 RANDOM=$SEED
-echo "soak: seed $SEED, $NJOBS jobs, deadline ${DEADLINE}s, faults until +${FAULT_STOP}s"
+echo "soak: seed $SEED, $NJOBS jobs, deadline ${DEADLINE}s, faults until +${FAULT_STOP}s, store $STORE, accounting $ACCT, faults ${KINDS[*]}"
 
 # rnd VAR LO HI - VAR := a seeded integer in [LO, HI].  Never call RANDOM in
 # a subshell ($(...)): bash reseeds it there, and the parent's sequence would
@@ -49,7 +59,7 @@ rnd() { printf -v "$1" '%d' $(($2 + RANDOM % ($3 - $2 + 1))); }
 el() { echo $((SECONDS - T_START)); }
 
 for u in "${USERS[@]}"; do "$RB_CLUSTER_SH" ensure-user "$u" || { fail "user $u"; summary; }; done
-rb_cluster_up 'max_failures = 1;
+RB_ACCOUNTING=$ACCT rb_cluster_up 'max_failures = 1;
 restore_retry_num = 2;
 restore_timeout = 0;' || { fail "cluster up"; summary; }
 SD=$RB_CLUSTER_DIR/rb/sd
@@ -65,6 +75,8 @@ mkdir -p "$LOGD" && chmod 755 "$LOGD"
 FLOG=$LOGD/faults.log
 : >"$FLOG"
 : >"$LOGD/ro-windows"
+: >"$LOGD/rollback-windows"
+: >"$LOGD/replay.out"
 : >"$LOGD/requeue-times"
 
 # ---- the plan: jobs -----------------------------------------------------------
@@ -210,6 +222,17 @@ fault() {
             # starting then runs untracked (on_error = "open"), as in a
             # read-only window of state_dir
             [[ $STORE == controller ]] && echo "$t $(date +%s.%N)" >>"$LOGD/ro-windows" ;;
+        ctld9)
+            fault_ctld9 || return 2 ;;
+        dbd)
+            [[ $ACCT == 1 ]] || { flog "dbd: the cluster has no slurmdbd (SOAK_ACCOUNTING=0): nothing done"; return 0; }
+            rnd secs 1 5
+            rbc_acct_call rbc_acct_dbd_stop 10 || rc=1
+            flog "dbd: slurmdbd stopped for ${secs}s (rc $rc)"
+            sleep "$secs"
+            rbc_acct_call rbc_acct_dbd_start || { rc=1; flog "dbd: slurmdbd start FAILED"; }
+            # the plugin never talks to slurmdbd: no window, nothing allowed
+            ;;
         ro)
             rnd secs 1 5
             t=$(date +%s.%N)
@@ -237,6 +260,37 @@ fault() {
     return 0
 }
 rbc_descendants_of() { bash -c '. "$1"; rbc_descendants "$2"' _ "$RB_CLUSTER_SH" "$1" 2>/dev/null; }
+# rbc_acct_call FN ARGS... - contrib/cluster/accounting.sh's FN on this cluster
+rbc_acct_call() { bash -c '. "$1"; "$2" "$3" "${@:4}"' _ "$RB_CLUSTER_SH" "$1" "$RB_CLUSTER_DIR" "${@:2}"; }
+
+# fault_ctld9 - kill -9 slurmctld right after the plugin's next write to a
+# job's line (slurmctld logs each; up to 15 s for one), inside the ~5 s in
+# which the controller has not saved it yet, and start it again on its
+# saved state; then slurmd restarted and the soak's preemptors cancelled,
+# as an admin would (docs/stores.md, "When slurmctld dies": a rollback can
+# bring back as RUNNING a job the node has finished).  The rollback window,
+# [kill - 6 s, started again], goes to soak/rollback-windows: the replay
+# allows a job at most one lost charge per window (docs/soak.md).  1 = no
+# write to hit.
+fault_ctld9() {
+    local clog=$RB_CLUSTER_DIR/log/slurmctld.log off w new t t1 rc=0
+    off=$(stat -c %s "$clog") || return 1
+    for ((w = 0; w < 60; w++)); do
+        new=$(tail -c +"$((off + 1))" "$clog" | grep -a -m 1 'setting admin_comment to restore_budget\[state\]: ')
+        [[ -n $new ]] && break
+        sleep 0.25
+    done
+    [[ -n $new ]] || return 1
+    t=$(date +%s.%N)
+    rb_restart_ctld KILL || rc=1
+    ft_restart_slurmd_busy || rc=1
+    timeout 10 scancel --name=preemptor 2>/dev/null
+    t1=$(date +%s.%N)
+    flog "ctld9: kill -9 slurmctld right after the plugin's write (${new##* for }), started again; slurmd restarted, preemptors cancelled (rc $rc)"
+    # the controller was away: an attempt starting then may run untracked
+    echo "$t $t1" >>"$LOGD/ro-windows"
+    awk -v t="$t" -v e="$t1" 'BEGIN { printf "%.3f %s\n", t - 6, e }' >>"$LOGD/rollback-windows"
+}
 
 # unstick - a job RUNNING with no batch slurmstepd for STALE seconds is
 # requeued, as an admin would: Slurm 22.05 once kept a job RUNNING for 14
@@ -327,9 +381,9 @@ for ((i = 0; i < NJOBS; i++)); do
     fi
     # the replay: every per-attempt and ledger invariant, as ok/FAIL lines
     out=$(/usr/bin/python3 "$HERE/replay.py" --tag "$tag" --kind "${KIND[i]}" \
-        --restarts "${restarts:-0}" --state "$st" --json "$json" --ro "$LOGD/ro-windows" --races "$LOGD/requeue-times" --core "$CORE_REPLAY" \
+        --restarts "${restarts:-0}" --state "$st" --json "$json" --ro "$LOGD/ro-windows" --rollback "$LOGD/rollback-windows" --store "$STORE" --races "$LOGD/requeue-times" --core "$CORE_REPLAY" \
         --out "${WD[i]}/trial-$j.out" "${WD[i]}/soak-trial.log" 2>&1)
-    printf '%s\n' "$out"
+    printf '%s\n' "$out" | tee -a "$LOGD/replay.out"
     NOPEN=$((NOPEN + $(grep -c '^open .*: corrupt: ' <<<"$out")))
     p=$(grep -c '^ok ' <<<"$out") f=$(grep -c '^FAIL ' <<<"$out")
     RB_PASSED=$((RB_PASSED + p)) RB_FAILED=$((RB_FAILED + f)) NVIOL=$((NVIOL + f))
@@ -346,6 +400,8 @@ echo "soak: slurmd.log: $errs restore_budget errors other than EROFS"
 measure "seed=$SEED jobs=$NJOBS faults=$NFAULTS attempts=$NATT violations=$NVIOL duration=$(el)s"
 [[ $RB_FAILED -gt 0 || ${SOAK_KEEP:-0} == 1 ]] && RB_KEEP=1
 echo "soak: faults: $(awk '{print $3}' "$FLOG" | sed 's/:$//' | sort | uniq -c | tr -s ' ' | tr '\n' ',')"
+NRB=$(grep -c '^rollback ' "$LOGD"/replay.out 2>/dev/null)
+echo "soak: $(wc -l <"$LOGD/rollback-windows") slurmctld rollback windows (ctld9), $NRB runs read as rolled back (rollback - lines: at most one per job and window)"
 NUNTR=$(cat "$LOGD"/trial-*.log 2>/dev/null | grep -c '^told .* F= ')
 echo "soak: $NUNTR attempts ran untracked (on_error = open), $NOPEN corrupt jobs restored more often for it"
 echo "soak: $NSTALE jobs requeued by the soak: RUNNING with no batch slurmstepd for ${STALE}s"

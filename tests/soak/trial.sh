@@ -3,16 +3,19 @@
 # A requeueable job that checkpoints once a second like contrib/jobs/trial.sh
 # and writes its own log, soak-trial.log in its work dir, two lines per
 # attempt (and an ack line when it acknowledged):
-#   told a=N t=EPOCH phase=P ckpt=PATH F=.. M=.. r=.. R=.. left=.. last_end=..
+#   told a=N pid=PID t=EPOCH phase=P ckpt=PATH F=.. M=.. r=.. R=.. left=.. last_end=..
 #        intr=.. mi=.. seen=PATH    what restore_budget told it (RESTORE_BUDGET_*;
 #                                   empty = not set: the attempt is untracked)
 #                                   and seen, the newest checkpoint in its
 #                                   directory when it started (the latest target)
-#   ack  a=N t=EPOCH                 it touched RESTORE_BUDGET_ACK_FILE
-#   did  a=N t=EPOCH restore=ok|failed|none ack=yes|no exit=CODE|sig:TERM step=S
+#   ack  a=N pid=PID t=EPOCH         it touched RESTORE_BUDGET_ACK_FILE
+#   did  a=N pid=PID t=EPOCH restore=ok|failed|none ack=yes|no exit=CODE|sig:TERM step=S
 #                                   what it did; no did line = it was killed
 #                                   (SIGKILL) before it could write one
-# N is SLURM_RESTART_COUNT (0 on the first run).  Lines are appended with one
+# N is SLURM_RESTART_COUNT (0 on the first run); pid= tells two runs of one
+# N apart (a kill -9 of slurmctld can take a start back, and Slurm runs that
+# attempt again under the same N: the replay reads the earlier run as
+# rolled back).  Lines are appended with one
 # write each (short lines, O_APPEND), so a line is never torn.
 #
 #SBATCH --job-name=soak
@@ -42,19 +45,19 @@ restored=none ack=no step=0
 now() { date +%s.%N; }
 line() { printf '%s\n' "$*" >>"$LOG"; }
 # did CODE - the did line, then exit CODE
-did() { line "did a=$A t=$(now) restore=$restored ack=$ack exit=$1 step=$step"; exit "$1"; }
+did() { line "did a=$A pid=$$ t=$(now) restore=$restored ack=$ack exit=$1 step=$step"; exit "$1"; }
 
 seen=
 [[ -L $DIR/latest ]] && seen=$DIR/$(readlink "$DIR/latest")
 e() { local v="RESTORE_BUDGET_$1"; printf '%s' "${!v-}"; }
-line "told a=$A t=$(now) phase=$(e PHASE) ckpt=$(e CHECKPOINT) F=$(e FAILURES)" \
+line "told a=$A pid=$$ t=$(now) phase=$(e PHASE) ckpt=$(e CHECKPOINT) F=$(e FAILURES)" \
     "M=$(e MAX_FAILURES) r=$(e RESTORE_FAILURES) R=$(e RESTORE_RETRY_NUM)" \
     "left=$(e RESTORES_LEFT) last_end=$(e LAST_END) intr=$(e INTERRUPTIONS)" \
     "mi=$(e MAX_INTERRUPTIONS) attempt=$(e ATTEMPT) seen=$seen"
 echo "soak trial $KIND attempt $A: $(env | grep '^RESTORE_BUDGET_' | sort | tr '\n' ' ')"
 
 # Preemption and `scontrol requeue` send SIGTERM: say so, then die of it.
-trap 'line "did a=$A t=$(now) restore=$restored ack=$ack exit=sig:TERM step=$step"; trap - TERM; kill -TERM $$' TERM
+trap 'line "did a=$A pid=$$ t=$(now) restore=$restored ack=$ack exit=sig:TERM step=$step"; trap - TERM; kill -TERM $$' TERM
 mkdir -p "$DIR" || did 1
 
 # restore_fails - 0 if this attempt's restore is to fail (by kind)
@@ -79,7 +82,7 @@ if [[ -n $ckpt ]]; then
     # replay must still know the restore was confirmed
     if [[ -n ${RESTORE_BUDGET_ACK_FILE:-} ]] && touch "$RESTORE_BUDGET_ACK_FILE"; then
         ack=yes
-        line "ack a=$A t=$(now)"
+        line "ack a=$A pid=$$ t=$(now)"
     fi
 elif [[ -n $seen ]]; then
     # untracked (no RESTORE_BUDGET_*): restore from what we see, unacknowledged
