@@ -21,7 +21,8 @@
 # (10) jobs without the plugin, then as many with it and slurm_bindir= a dir of
 # wrappers that log each squeue / scontrol the plugin runs, then exec the real
 # one. The job script writes its first and last line's time; a call before the
-# first is the attempt's start, after the last its end. sdiag before and after
+# first is the attempt's start, after the last its end; the start's span is
+# its first call to the first line. sdiag before and after
 # each variant counts slurmctld's RPCs by message type; the bench's own polls
 # (`squeue -h -o %i`, all jobs: REQUEST_JOB_INFO, counted) are taken out and
 # REQUEST_STATS_INFO (sdiag itself) is left out. Then 5 srun steps with the

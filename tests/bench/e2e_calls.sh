@@ -132,12 +132,22 @@ calls_report() {
             when = ($1 < ts[id] ? "start" : ($1 > te[id] ? "end" : "during"))
             kind = ($3 == "squeue" ? "reads" : ($4 == "update" ? "writes" : "other"))
             c[when, kind]++; total++; if ($2 != 0) as_user++
+            if (when == "start" && (!(id in first) || $1 < first[id])) first[id] = $1
         }
         END {
-            printf "e2e calls store=%s attempts=%d per_attempt=%.2f start_reads=%.2f start_writes=%.2f end_reads=%.2f end_writes=%.2f during=%.2f other=%.2f as_user=%d other_jobs=%d\n",
+            # start span: the first start call to the first line of the job
+            # script (user_init from its first call on, then the exec);
+            # sorted by insertion (no gawk asort)
+            for (id in first) {
+                v = (ts[id] - first[id]) * 1000
+                for (i = ++k; i > 1 && span[i - 1] > v; i--) span[i] = span[i - 1]
+                span[i] = v
+            }
+            med = k ? (k % 2 ? span[(k + 1) / 2] : (span[k / 2] + span[k / 2 + 1]) / 2) : 0
+            printf "e2e calls store=%s attempts=%d per_attempt=%.2f start_reads=%.2f start_writes=%.2f end_reads=%.2f end_writes=%.2f during=%.2f other=%.2f as_user=%d other_jobs=%d start_span_med_ms=%.1f start_span_max_ms=%.1f\n",
                 store, n, total / n, c["start", "reads"] / n, c["start", "writes"] / n, c["end", "reads"] / n, c["end", "writes"] / n,
                 (c["during", "reads"] + c["during", "writes"] + c["during", "other"]) / n,
-                (c["start", "other"] + c["end", "other"]) / n, as_user, other_jobs
+                (c["start", "other"] + c["end", "other"]) / n, as_user, other_jobs, med, (k ? span[k] : 0)
         }' - "$CALL_LOG"
 }
 

@@ -493,6 +493,9 @@ function cost_section(    st) {
 	if (have_calls) {
 		printf "| the plugin's controller calls per attempt | 0 | %s: start %s read + %s write, end %s read + %s write | | |\n",
 			EC["per_attempt"], EC["start_reads"], EC["start_writes"], EC["end_reads"], EC["end_writes"]
+		if (EC["start_span_med_ms"] != "")
+			printf "| the start's first call to the script's first line, ms (an upper bound of the start's cost) | | median %s (max %s) | | |\n",
+				EC["start_span_med_ms"], EC["start_span_max_ms"]
 		printf "| slurmctld RPCs per attempt (sdiag) | %s | %s | +%s (REQUEST_UPDATE_JOB +%s, REQUEST_JOB_INFO_SINGLE +%s) | |\n",
 			ES["without", "rpcs_per_attempt"], ES["with", "rpcs_per_attempt"], ESD["rpcs_per_attempt"],
 			ESD["update_job"], ESD["job_info_single"]
@@ -521,8 +524,12 @@ function paired_ratio(m) {
 function cost_targets(    pr, ok) {
 	if (have_e2e) {
 		pr = paired_ratio("job_start")
-		printf "| batch start latency ratio ≤ 1.02 (store %s) | ratio of medians %s; paired estimate %.3f (%+.1f ms) | %s by the paired estimate; %s by the ratio of medians |\n",
-			E_store, E_ratio["job_start"], pr, E_pair["job_start"], yes(pr > 0 && pr <= 1.02), yes(E_ratio["job_start"] + 0 <= 1.02)
+		printf "| batch start latency ratio ≤ 1.02 (store %s) | ratio of medians %s; paired estimate %.3f (%+.1f ms)%s | %s by the paired estimate; %s by the ratio of medians |\n",
+			E_store, E_ratio["job_start"], pr, E_pair["job_start"],
+			(EC["start_span_med_ms"] != "" && E["job_start", "without", "med_ms"] > 0 ?
+				sprintf("; the start's calls to the first line: median %s ms = %.3f of the median without", EC["start_span_med_ms"],
+					1 + EC["start_span_med_ms"] / E["job_start", "without", "med_ms"]) : ""),
+			yes(pr > 0 && pr <= 1.02), yes(E_ratio["job_start"] + 0 <= 1.02)
 	}
 	if (have_calls) {
 		# strict: a read at the end is not in the aim (it tells a self-ended
