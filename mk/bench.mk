@@ -6,6 +6,8 @@
 #   make bench BENCH_RECORDS="10 10000"  BENCH_E2E_RUNS=0   a quick run
 #   make bench BENCH_PARTS="storm"   one part (or several: "storm throughput")
 #   make bench BENCH_PARTS=throughput THROUGHPUT_JOBS=60    a quick throughput check
+#   make bench BENCH_PARTS="e2e throughput" BENCH_STORE=controller
+#                                    the cost of the controller store
 #   make bench-events                the event cost alone (BENCH_PARTS=events):
 #                                    the glue as it is and, at the smallest
 #                                    size, the glue before one write per attempt
@@ -21,6 +23,10 @@
 #   BENCH_VALGRIND_EVENTS  events under valgrind                (300)
 #   BENCH_CLI_RECORDS  records for `list` / `gc --dry-run`      (100000)
 #   BENCH_E2E_RUNS     runs per variant on the private cluster  (30; 0 = skip)
+#   BENCH_E2E_CALL_JOBS  jobs per variant counting the plugin's controller
+#                      calls and slurmctld's RPCs per attempt     (10)
+#   BENCH_STORE        the plugin's store in e2e and throughput: dir or
+#                      controller (docs/stores.md)              (dir)
 #   BENCH_PARTS        which parts: events memory e2e storm throughput  (all)
 #   BENCH_STORM_NODES  prolog storm sizes (workers per job)     (1 16 64 256 1024)
 #   BENCH_STORM_REPS   repetitions per size                     (5)
@@ -38,6 +44,8 @@ BENCH_RSS_EVENTS      ?= 100000
 BENCH_VALGRIND_EVENTS ?= 300
 BENCH_CLI_RECORDS     ?= 100000
 BENCH_E2E_RUNS        ?= 30
+BENCH_E2E_CALL_JOBS   ?= 10
+BENCH_STORE           ?= dir
 BENCH_PARTS           ?= events memory e2e storm throughput
 BENCH_STORM_NODES     ?= 1 16 64 256 1024
 BENCH_STORM_REPS      ?= 5
@@ -79,4 +87,5 @@ bench: $(BENCH_BIN) $(STORM_BIN) $(CLI) $(PLUGIN)
 	BENCH_DISK_DIR="$(BENCH_DISK_DIR)" BENCH_RSS_EVENTS="$(BENCH_RSS_EVENTS)" \
 	BENCH_VALGRIND_EVENTS="$(BENCH_VALGRIND_EVENTS)" \
 	BENCH_CLI_RECORDS="$(BENCH_CLI_RECORDS)" BENCH_E2E_RUNS="$(BENCH_E2E_RUNS)" \
+	BENCH_E2E_CALL_JOBS="$(BENCH_E2E_CALL_JOBS)" BENCH_STORE="$(BENCH_STORE)" \
 	tests/bench/run.sh

@@ -22,11 +22,18 @@
 #   bench_variant_init              remember the plugstack line rb_cluster_up
 #                                   wrote and check that the job user can
 #                                   read the plugin (call right after it)
-#   bench_set_variant with|without  rewrite plugstack.conf atomically: the
-#                                   plugin line, or empty. slurmstepd (prolog,
-#                                   batch step, epilog) and the clients (sbatch,
-#                                   srun) read it afresh for every job, so both
-#                                   variants share the same daemons and node.
+#   bench_set_variant with|without [ARG...]  rewrite plugstack.conf
+#                                   atomically: the plugin line (with ARGs
+#                                   appended, e.g. slurm_bindir=DIR), or empty.
+#                                   slurmstepd (prolog, batch step, epilog) and
+#                                   the clients (sbatch, srun) read it afresh
+#                                   for every job, so both variants share the
+#                                   same daemons and node.
+#   bench_count_budgets STORE ID... how many of these jobs have a budget: a
+#                                   ledger record (dir), or a budget line in
+#                                   their AdminComment (controller)
+#   bench_sdiag_types               slurmctld's RPC counts by message type
+#                                   (sdiag), "TYPE COUNT" lines, sorted
 
 RB_CLUSTER_NAME=rbbench
 export RB_CLUSTER_NAME
@@ -76,7 +83,31 @@ bench_variant_init() {
 }
 
 bench_set_variant() {
-    local tmp=$BENCH_PS.tmp
-    if [[ $1 == with ]]; then printf '%s\n' "$BENCH_PLUG_LINE" >"$tmp"; else : >"$tmp"; fi
+    local tmp=$BENCH_PS.tmp var=$1
+    shift
+    if [[ $var == with ]]; then printf '%s\n' "$BENCH_PLUG_LINE${*:+ $*}" >"$tmp"; else : >"$tmp"; fi
     chmod 644 "$tmp" && mv -f "$tmp" "$BENCH_PS"
+}
+
+bench_count_budgets() {
+    local store=$1 j n=0
+    shift
+    if [[ $store == controller ]]; then
+        (($# == 0)) && { echo 0; return; }
+        timeout 30 squeue -h -t all -j "$(IFS=,; echo "$*")" -O admin_comment:0 2>/dev/null |
+            grep -c '^restore_budget\[state\]: v1 '
+        return
+    fi
+    for j in "$@"; do [[ -f $(rb_rec_path "$j") ]] && n=$((n + 1)); done
+    echo "$n"
+}
+
+# (only the "by message type" section: the "by user" one follows it)
+bench_sdiag_types() {
+    timeout 10 sdiag 2>/dev/null | awk '
+        /by message type/ { on = 1; next }
+        /by user/ { on = 0 }
+        on && $1 ~ /^[A-Z][A-Z0-9_]+$/ {
+            for (i = 2; i <= NF; i++) if ($i ~ /^count:/) { sub("count:", "", $i); print $1, $i }
+        }' | sort
 }

@@ -17,17 +17,34 @@
 # by 5 srun steps, and an strace of slurmd (and the slurmstepd it forks) during
 # one srun step shows no open of the config or the state dir.
 #
+# Then the controller calls and slurmctld's RPCs per attempt: BENCH_E2E_CALL_JOBS
+# (10) jobs without the plugin, then as many with it and slurm_bindir= a dir of
+# wrappers that log each squeue / scontrol the plugin runs, then exec the real
+# one. The job script writes its first and last line's time; a call before the
+# first is the attempt's start, after the last its end; the start's span is
+# its first call to the first line. sdiag before and after
+# each variant counts slurmctld's RPCs by message type; the bench's own polls
+# (`squeue -h -o %i`, all jobs: REQUEST_JOB_INFO, counted) are taken out and
+# REQUEST_STATS_INFO (sdiag itself) is left out. Then 5 srun steps with the
+# wrappers: they must log no call.
+#
+# BENCH_STORE: dir (default) or controller (the budget in each job's
+# AdminComment, docs/stores.md): the plugin's config has store = that.
 # Prints "e2e ..." key=value lines; nothing is asserted. Exit 1 if the job
-# user cannot read the plugin or a measurement failed ("e2e: ERROR: variant V").
+# user cannot read the plugin or a measurement failed ("e2e: ERROR: ...").
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 RUNS=${BENCH_E2E_RUNS:-30}
+CALL_JOBS=${BENCH_E2E_CALL_JOBS:-10}
+STORE=${BENCH_STORE:-dir}
+[[ $STORE == dir || $STORE == controller ]] || { echo "e2e: ERROR: BENCH_STORE=$STORE: want dir or controller" >&2; exit 2; }
+if [[ ! $CALL_JOBS =~ ^[0-9]+$ ]] || ((CALL_JOBS < 1)); then echo "e2e: ERROR: BENCH_E2E_CALL_JOBS=$CALL_JOBS: want a number >= 1" >&2; exit 2; fi
 . "$here/cluster_variant.sh"
 bench_begin e2e-restore_budget.so || exit 1
 
 RB_TEST_NAME=bench-e2e
-rb_cluster_up 'max_failures = 2; restore_retry_num = 3; restore_timeout = 300;' || exit 1
+rb_cluster_up "store = \"$STORE\"; max_failures = 2; restore_retry_num = 3; restore_timeout = 300;" || exit 1
 
 bench_variant_init || exit 1
 set_variant() { bench_set_variant "$1"; }
@@ -81,7 +98,7 @@ V=()
 JOBS=([with]="" [without]="")
 
 fails=0
-declare -A VFAILS=([with]=0 [without]=0)
+declare -A VFAILS=([with]=0 [without]=0 [calls]=0)
 # failed VARIANT - count a failed measurement of VARIANT
 failed() { fails=$((fails + 1)); VFAILS[$1]=$((VFAILS[$1] + 1)); }
 for ((i = 1; i <= RUNS; i++)); do
@@ -122,10 +139,11 @@ for m in job_start srun_step srun_job; do
 done
 echo "e2e failures count=$fails"
 
-# Did the plugin run in the "with" jobs only? (records of the batch jobs)
-n_with=0; n_without=0
-for j in ${JOBS[with]}; do [[ -f $(rb_rec_path "$j") ]] && n_with=$((n_with + 1)); done
-for j in ${JOBS[without]}; do [[ -f $(rb_rec_path "$j") ]] && n_without=$((n_without + 1)); done
+# Did the plugin run in the "with" jobs only? (their records, or budget lines)
+# shellcheck disable=SC2086
+n_with=$(bench_count_budgets "$STORE" ${JOBS[with]})
+# shellcheck disable=SC2086
+n_without=$(bench_count_budgets "$STORE" ${JOBS[without]})
 echo "e2e check name=records_written with=$n_with/$(wc -w <<<"${JOBS[with]}") without=$n_without/$(wc -w <<<"${JOBS[without]}")"
 
 # ---- srun steps do no plugin work ----------------------------------------------
@@ -160,11 +178,16 @@ if command -v strace >/dev/null; then
     echo "e2e check name=strace_srun_step stepd_plugin_opens=$so stepd_config_opens=$conf stepd_state_dir_calls=$state client_plugin_opens=$cso client_config_opens=$cconf lines=$(wc -l <"$trace")"
 fi
 
+. "$here/e2e_calls.sh"
+calls_phase "$alloc" || failed calls
+
 scancel "$alloc" 2>/dev/null
+echo "e2e store=$STORE"
 echo "e2e load loadavg=\"$(cut -d' ' -f1-3 /proc/loadavg)\" other_slurmctlds=$(pgrep -c -x slurmctld)"
 # a variant with a failed measurement is an error, never a short table row
 # (the causes are the lines above: "sbatch failed", "exit N: srun ...")
 for var in with without; do
     ((VFAILS[$var] == 0)) || echo "e2e: ERROR: variant $var: ${VFAILS[$var]} of $((3 * RUNS)) measurements failed (see the lines above)" >&2
 done
+((VFAILS[calls] == 0)) || echo "e2e: ERROR: the controller calls per attempt were not measured (see the lines above)" >&2
 ((fails == 0))

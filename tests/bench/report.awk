@@ -55,6 +55,10 @@ FILENAME == ARGV[1] { notes[++nnotes] = $0; next }
 		else if (w[2] == "check") { for (f in F) E_check[F["name"], f] = F[f]; E_checks[F["name"]] = $0 }
 		else if (w[2] == "failures") E_fail = F["count"]
 		else if (w[2] == "load") E_load = F["loadavg"] " (slurmctld processes on the machine: " F["other_slurmctlds"] ")"
+		else if (w[2] == "calls") { for (f in F) EC[f] = F[f]; have_calls = 1 }
+		else if (w[2] == "sdiag") { for (f in F) ES[F["variant"], f] = F[f] }
+		else if (w[2] == "sdiag_diff") { for (f in F) ESD[f] = F[f] }
+		else if (w[2] ~ /^store=/) E_store = F["store"]
 		else if (F["metric"] != "") { for (f in F) E[F["metric"], F["variant"], f] = F[f]; have_e2e = 1 }
 	}
 	else if (t == "storm_method") { if (F["mode"] != "noop") { storm_how = F["counting"]; storm_cfg = F["config"] } }
@@ -70,6 +74,8 @@ FILENAME == ARGV[1] { notes[++nnotes] = $0; next }
 		else if (w[2] == "check") TP_check = $0
 		else if (w[2] == "failures") TP_fail = F["count"]
 		else if (w[2] == "load") TP_load = F["loadavg"] " (slurmctld processes on the machine: " F["other_slurmctlds"] ")"
+		else if (w[2] == "rpc") { for (f in F) TPRPC[F["variant"], f] = F[f] }
+		else if (w[2] ~ /^store=/) TP_store = F["store"]
 		else if (F["round"] != "") { TPR[F["round"], F["variant"]] = F["makespan_s"]; TPC[F["round"], F["variant"]] = F["completed"] "/" F["jobs"]; if (F["round"] > tp_nr) tp_nr = F["round"] }
 	}
 	else if (t == "throughput_array") {
@@ -82,6 +88,7 @@ FILENAME == ARGV[1] { notes[++nnotes] = $0; next }
 		TAT[F["variant"]] = F["tasks"]; TAP[F["variant"]] = (F["failed"] != "" ? "-" : F["tasks_per_s"]); have_ta = 1
 	}
 	else if (t == "throughput_array_ratio") { TA_ratio = F["ratio"]; TA_rmed = F["round_ratio_med"]; TA_n = F["tasks"]; TA_fail = F["failures"] }
+	else if (t == "store") { store = F["name"] }
 	else if (t == "loadavg_start") { la0 = substr($0, 15) }
 	else if (t == "loadavg_end") { la1 = substr($0, 13) }
 	else if (t == "elapsed_s") { elapsed = $2 }
@@ -98,6 +105,8 @@ END {
 		printf "- %s: `%s` (%s, %s)\n", fss[i], fsdir[fss[i]], fstype[fss[i]], fsdev[fss[i]]
 	print ""
 	print "Rerun: `" ENVIRON["RERUN"] "`"
+	print ""
+	print "Store of the plugin on the private clusters (end to end, throughput): **" (store != "" ? store : "dir") "** (docs/stores.md)."
 	print ""
 	print "**Noise:** the load averages above, and the slurmctld processes seen on the"
 	print "machine during the end-to-end runs (" (E_load != "" ? E_load : "not measured") "), say"
@@ -284,6 +293,7 @@ END {
 	storm_section()
 	throughput_section()
 	throughput_array_section()
+	cost_section()
 
 	print "## Targets"
 	print ""
@@ -305,6 +315,10 @@ END {
 	if (have_tp)
 		printf "| makespan(with) / makespan(without) ≤ 1.02 | %s (%s jobs per variant, %s rounds; median of the rounds' ratios %s) | %s |\n",
 			TP_ratio, TP["with", "jobs"], TP_rounds, TP_rmed, yes(TP_ratio + 0 > 0 && TP_ratio + 0 <= 1.02)
+	if (have_ta && TA_ratio ~ /^[0-9.]+$/)
+		printf "| array makespan(with) / makespan(without) ≤ 1.02 | %s (%s tasks per batch; median of the rounds' ratios %s) | %s |\n",
+			TA_ratio, TA_n, TA_rmed, yes(TA_ratio + 0 > 0 && TA_ratio + 0 <= 1.02)
+	cost_targets()
 	for (i = 1; i <= nfs; i++) {
 		fs = fss[i]; k0 = sizes_first(fs); k1 = last[fs]
 		if (k1 == "" || k1 == k0) continue
@@ -455,5 +469,75 @@ function storm_targets(    i, k, lab, n, lo, hi, klo, khi, fl) {
 		printf "| ledger ops per attempt independent of N (%s) | %s at N=%d, %s at N=%d | %s |\n", lab,
 			ST[klo[lab], "ops_per_job"], lo[lab], ST[khi[lab], "ops_per_job"], hi[lab],
 			yes(ST[khi[lab], "ops_per_job"] + 0 <= ST[klo[lab], "ops_per_job"] + 0)
+	}
+}
+
+# The cost of the plugin in one table (section 7): what issue 22 asks of the
+# controller store, for whichever store this run used.
+function cost_section(    st) {
+	if (!have_calls && !have_e2e && !have_tp && !have_ta) return
+	st = E_store != "" ? E_store : (TP_store != "" ? TP_store : store)
+	print "## 7. Cost of the plugin, store = " st
+	print ""
+	print "| measure | without | with | with / without | median of the rounds' ratios |"
+	print "|---|---|---|---|---|"
+	if (have_e2e)
+		printf "| batch start (`job_start`) median ms, %s runs | %s | %s | %s (paired: %+.1f ms, %.3f) | |\n", E["job_start", "with", "n"],
+			E["job_start", "without", "med_ms"], E["job_start", "with", "med_ms"], E_ratio["job_start"],
+			E_pair["job_start"], paired_ratio("job_start")
+	if (have_tp)
+		printf "| makespan s, %s jobs | %s | %s | %s | %s |\n", TP["with", "jobs"], TP["without", "makespan_s"],
+			TP["with", "makespan_s"], TP_ratio, TP_rmed
+	if (have_ta)
+		printf "| makespan s, %s-task array × %s | %s | %s | %s | %s |\n", TA_n, ta_nr, TA["without"], TA["with"], TA_ratio, TA_rmed
+	if (have_calls) {
+		printf "| the plugin's controller calls per attempt | 0 | %s: start %s read + %s write, end %s read + %s write | | |\n",
+			EC["per_attempt"], EC["start_reads"], EC["start_writes"], EC["end_reads"], EC["end_writes"]
+		if (EC["start_span_med_ms"] != "")
+			printf "| the start's first call to the script's first line, ms (an upper bound of the start's cost) | | median %s (max %s) | | |\n",
+				EC["start_span_med_ms"], EC["start_span_max_ms"]
+		printf "| slurmctld RPCs per attempt (sdiag) | %s | %s | +%s (REQUEST_UPDATE_JOB +%s, REQUEST_JOB_INFO_SINGLE +%s) | |\n",
+			ES["without", "rpcs_per_attempt"], ES["with", "rpcs_per_attempt"], ESD["rpcs_per_attempt"],
+			ESD["update_job"], ESD["job_info_single"]
+	}
+	if (("with", "per_job") in TPRPC)
+		printf "| sdiag during the %s-job batches: update_job + job_info_single per job | %s | %s | | |\n",
+			TP["with", "jobs"], TPRPC["without", "per_job"], TPRPC["with", "per_job"]
+	print ""
+	if (have_calls) {
+		print "Calls: " EC["attempts"] " jobs through wrappers of `squeue` and `scontrol` (plugstack.conf"
+		print "`slurm_bindir=`) that log each call; a call before the job script's first line is the"
+		print "attempt's start, after its last line its end (" EC["during"] " per attempt in between, " EC["other"] " other"
+		print "scontrol commands, " EC["as_user"] " as a non-root user). RPCs: sdiag by message type before and"
+		print "after as many jobs of each variant, the bench's own polls (" ES["with", "poll_rpcs"] " each,"
+		print "measured) and sdiag's own REQUEST_STATS_INFO left out. Per attempt with the plugin: " ES["with", "types"] "."
+		print "Without: " ES["without", "types"] "."
+		print ""
+	}
+}
+
+# paired estimate of a ratio: 1 + median(with - without) / median(without)
+function paired_ratio(m) {
+	return E[m, "without", "med_ms"] > 0 ? 1 + E_pair[m] / E[m, "without", "med_ms"] : 0
+}
+
+function cost_targets(    pr, ok) {
+	if (have_e2e) {
+		pr = paired_ratio("job_start")
+		printf "| batch start latency ratio ≤ 1.02 (store %s) | ratio of medians %s; paired estimate %.3f (%+.1f ms)%s | %s by the paired estimate; %s by the ratio of medians |\n",
+			E_store, E_ratio["job_start"], pr, E_pair["job_start"],
+			(EC["start_span_med_ms"] != "" && E["job_start", "without", "med_ms"] > 0 ?
+				sprintf("; the start's calls to the first line: median %s ms = %.3f of the median without", EC["start_span_med_ms"],
+					1 + EC["start_span_med_ms"] / E["job_start", "without", "med_ms"]) : ""),
+			yes(pr > 0 && pr <= 1.02), yes(E_ratio["job_start"] + 0 <= 1.02)
+	}
+	if (have_calls) {
+		# strict: a read at the end is not in the aim (it tells a self-ended
+		# attempt from one the controller ended: docs/stores.md)
+		ok = EC["start_reads"] + 0 <= 1 && EC["start_writes"] + 0 <= 1 && EC["end_reads"] + 0 == 0 &&
+			EC["end_writes"] + 0 <= 1 && EC["during"] + 0 == 0
+		printf "| controller calls: 1 read + 1 write at start, ≤ 1 write at a self-ended end (store %s) | start %s + %s, end %s read + %s write, %s in between | %s%s |\n",
+			EC["store"], EC["start_reads"], EC["start_writes"], EC["end_reads"], EC["end_writes"], EC["during"], yes(ok),
+			(EC["end_reads"] + 0 > 0 ? " (writes within it; " EC["end_reads"] " read at the end beyond it)" : "")
 	}
 }

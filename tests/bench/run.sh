@@ -6,7 +6,9 @@
 #                 write per attempt), for before/after in one run
 # 2. scale        the same with BENCH_RECORDS job records already in state_dir;
 #                 `restore-budget list` and `gc --dry-run` over BENCH_CLI_RECORDS
-# 3. end to end   tests/bench/e2e.sh on a private cluster (BENCH_E2E_RUNS=0 skips)
+# 3. end to end   tests/bench/e2e.sh on a private cluster (BENCH_E2E_RUNS=0 skips):
+#                 start latency, srun steps, the controller calls and sdiag RPCs
+#                 per attempt; BENCH_STORE (dir or controller) for e2e and throughput
 # 4. memory       RSS over BENCH_RSS_EVENTS events; valgrind --leak-check=full
 # 5. storm        bench_storm: N = BENCH_STORM_NODES workers run one job's
 #                 prolog at once (tmpfs and disk, as BENCH_FS)
@@ -42,6 +44,8 @@ RSS_EVENTS=${BENCH_RSS_EVENTS:-100000}
 VG_EVENTS=${BENCH_VALGRIND_EVENTS:-300}
 CLI_RECORDS=${BENCH_CLI_RECORDS:-100000}
 E2E_RUNS=${BENCH_E2E_RUNS:-30}
+E2E_CALL_JOBS=${BENCH_E2E_CALL_JOBS:-10}
+STORE=${BENCH_STORE:-dir}
 PARTS=${BENCH_PARTS:-events memory e2e storm throughput}
 STORM_NODES=${BENCH_STORM_NODES:-1 16 64 256 1024}
 STORM_REPS=${BENCH_STORM_REPS:-5}
@@ -148,6 +152,7 @@ fs_dir() { # FS -> BASE = a fresh base dir (not in a subshell: it records mounts
 # ---- machine -----------------------------------------------------------------
 raw "machine nproc=$(nproc) cpu=\"$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)\" kernel=$(uname -r) mem_kb=$(awk '/MemTotal/ { print $2 }' /proc/meminfo)"
 raw "loadavg_start $(cut -d' ' -f1-3 /proc/loadavg)"
+raw "store name=$STORE"
 
 # ---- 1 + 2: event cost and scale ----------------------------------------------
 # The notes go to a run_dir on tmpfs for both filesystems: node-local, as
@@ -245,7 +250,7 @@ fi
 # ---- 3: end to end ---------------------------------------------------------------
 if part e2e && ((E2E_RUNS > 0)); then
     log "end to end: $E2E_RUNS runs per variant (tests/bench/e2e.sh)"
-    if BENCH_E2E_RUNS=$E2E_RUNS BENCH_OUT=$OUT BENCH_PLUGIN=${BENCH_PLUGIN:-build/restore_budget.so} \
+    if BENCH_E2E_RUNS=$E2E_RUNS BENCH_E2E_CALL_JOBS=$E2E_CALL_JOBS BENCH_STORE=$STORE BENCH_OUT=$OUT BENCH_PLUGIN=${BENCH_PLUGIN:-build/restore_budget.so} \
         "$here/e2e.sh" >"$OUT/e2e.log" 2>&1; then
         grep -E '^e2e ' "$OUT/e2e.log" >>"$RAW"
     else
@@ -295,7 +300,7 @@ fi
 if part throughput && ((TP_JOBS + TP_ARRAY > 0)); then
     log "throughput: $TP_JOBS jobs per variant in $TP_ROUNDS rounds, a $TP_ARRAY-task array per variant in $TP_AROUNDS rounds (tests/bench/throughput.sh)"
     THROUGHPUT_JOBS=$TP_JOBS THROUGHPUT_ROUNDS=$TP_ROUNDS THROUGHPUT_ARRAY=$TP_ARRAY THROUGHPUT_ARRAY_ROUNDS=$TP_AROUNDS \
-        BENCH_OUT=$OUT BENCH_PLUGIN=${BENCH_PLUGIN:-build/restore_budget.so} \
+        BENCH_STORE=$STORE BENCH_OUT=$OUT BENCH_PLUGIN=${BENCH_PLUGIN:-build/restore_budget.so} \
         "$here/throughput.sh" >"$OUT/throughput.log" 2>&1
     if (($? == 0)); then
         grep -E '^throughput(_array[a-z_]*)? ' "$OUT/throughput.log" >>"$RAW"
@@ -308,7 +313,7 @@ raw "loadavg_end $(cut -d' ' -f1-3 /proc/loadavg)"
 raw "elapsed_s $(($(date +%s) - t_start))"
 
 # ---- report ------------------------------------------------------------------------
-rerun="make bench BENCH_PARTS=\"$PARTS\" BENCH_EVENTS=\"$EVENTS\" BENCH_RECORDS=\"$RECORDS\" BENCH_FS=\"$FSLIST\" BENCH_E2E_RUNS=$E2E_RUNS BENCH_RSS_EVENTS=$RSS_EVENTS BENCH_STORM_NODES=\"$STORM_NODES\" BENCH_STORM_REPS=$STORM_REPS THROUGHPUT_JOBS=$TP_JOBS THROUGHPUT_ROUNDS=$TP_ROUNDS THROUGHPUT_ARRAY=$TP_ARRAY THROUGHPUT_ARRAY_ROUNDS=$TP_AROUNDS"
+rerun="make bench BENCH_PARTS=\"$PARTS\" BENCH_EVENTS=\"$EVENTS\" BENCH_RECORDS=\"$RECORDS\" BENCH_FS=\"$FSLIST\" BENCH_E2E_RUNS=$E2E_RUNS BENCH_E2E_CALL_JOBS=$E2E_CALL_JOBS BENCH_STORE=$STORE BENCH_RSS_EVENTS=$RSS_EVENTS BENCH_STORM_NODES=\"$STORM_NODES\" BENCH_STORM_REPS=$STORM_REPS THROUGHPUT_JOBS=$TP_JOBS THROUGHPUT_ROUNDS=$TP_ROUNDS THROUGHPUT_ARRAY=$TP_ARRAY THROUGHPUT_ARRAY_ROUNDS=$TP_AROUNDS"
 SIZES_STR="${SIZES[*]}" RERUN=$rerun awk -f "$here/report.awk" "$NOTES" "$RAW" >"$OUT/results.md"
 log "wrote $OUT/results.md"
 cat "$OUT/results.md"

@@ -56,19 +56,8 @@ bench_begin throughput-restore_budget.so || exit 1
 RB_TEST_NAME=bench-throughput
 STORE=${BENCH_STORE:-dir}
 rb_cluster_up "store = \"$STORE\"; max_failures = 2; restore_retry_num = 3; restore_timeout = 300;" || exit 1
-# count_budgets ID... - how many of these jobs have a budget: a ledger
-# record, or (store = controller) a budget line in their AdminComment
-count_budgets() {
-    local j n=0
-    if [[ $STORE == controller ]]; then
-        (($# == 0)) && { echo 0; return; }
-        timeout 30 squeue -h -t all -j "$(IFS=,; echo "$*")" -O admin_comment:0 2>/dev/null |
-            grep -c '^restore_budget\[state\]: v1 '
-        return
-    fi
-    for j in "$@"; do [[ -f $(rb_rec_path "$j") ]] && n=$((n + 1)); done
-    echo "$n"
-}
+# count_budgets ID... - how many of these jobs have a budget (cluster_variant.sh)
+count_budgets() { bench_count_budgets "$STORE" "$@"; }
 bench_variant_init || exit 1
 
 # submit VARIANT K - K jobs as the user; prints "T0 id id ..." (T0 = the
