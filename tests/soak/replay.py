@@ -317,6 +317,30 @@ def best_reading(slots, last, races, rwins, lim, state, want):
     return best, amb
 
 
+def no_line(tag, log, rwins, state, restarts):
+    """store = "controller", the job has no budget line at all: right only if
+    every run the trial saw told its start inside a slurmctld rollback window
+    (one run per window): the rollback took the start's write back, and
+    Slurm ended the job without another start (24.11 kills such a job as
+    non-startable, "Job credential revoked").  Returns the lines to print."""
+    runs = [Attempt(n, rec) for n, rec in parse_log(log)]
+    told_at = [(a, a.t("told")) for a in runs if a.told]
+    used, res = set(), []
+    for a, t in told_at:
+        w = next((i for i, (lo, hi) in enumerate(rwins) if t is not None and lo <= t <= hi), None)
+        if w is None or w in used:
+            where = "outside every slurmctld rollback window" if w is None else f"in window {w}, which another run used"
+            return [f"FAIL - {tag}: no budget line, yet attempt {a.n} (pid {a.pid}) told its start {where}"]
+        used.add(w)
+        res.append(f"rollback - {tag}: attempt {a.n} (pid {a.pid}): its start taken back, and with it the job's "
+                   f"only line, in slurmctld rollback window {w}; Slurm ended the job ({state}, Restarts={restarts}) "
+                   f"without another start")
+    if not told_at:
+        return [f"FAIL - {tag}: no budget line and no run told its start"]
+    return res + [f"ok   - {tag}: no budget line: each of its {len(told_at)} run(s) started in a slurmctld "
+                  f"rollback window of its own"]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tag", required=True)
@@ -330,10 +354,17 @@ def main():
     ap.add_argument("--ro", help="file of 'START END' epochs: state_dir read-only or untrusted")
     ap.add_argument("--rollback", help="file of 'START END' epochs: slurmctld killed -9 (kill - 6 s, started again)")
     ap.add_argument("--store", default="dir", help="dir or controller (docs/stores.md)")
+    ap.add_argument("--no-line", action="store_true",
+                    help="the job has no budget line (store = controller): check that rollbacks explain it")
     ap.add_argument("log")
     o = ap.parse_args()
     tag = o.tag
     res = []
+    if o.no_line:
+        out = no_line(tag, o.log, windows(o.rollback), o.state, o.restarts) if o.store == "controller" else \
+            [f"FAIL - {tag}: no record in store {o.store}"]
+        print("\n".join(out))
+        return 0
 
     def ok(cond, what):
         res.append(("ok  " if cond else "FAIL") + f" - {tag}: {what}")

@@ -375,6 +375,17 @@ for ((i = 0; i < NJOBS; i++)); do
         # state_dir was unusable runs untracked and has no record
         echo "skip - $tag: untracked throughout (no record; every attempt untracked: on_error = open)"
         continue
+    elif ((rc == 3)) && [[ $STORE == controller ]]; then
+        # no line at all: right only if a slurmctld rollback took back the
+        # start of every run the job had (replay.py, no_line)
+        out=$(/usr/bin/python3 "$HERE/replay.py" --no-line --tag "$tag" --kind "${KIND[i]}" \
+            --restarts "${restarts:-0}" --state "$st" --json "$json" --rollback "$LOGD/rollback-windows" \
+            --store "$STORE" "$tl" 2>&1)
+        printf '%s\n' "$out" | tee -a "$LOGD/replay.out"
+        p=$(grep -c '^ok ' <<<"$out") f=$(grep -c '^FAIL ' <<<"$out")
+        RB_PASSED=$((RB_PASSED + p)) RB_FAILED=$((RB_FAILED + f)) NVIOL=$((NVIOL + f))
+        ((p + f)) || { fail "$tag: no budget line, and the replay gave no verdict"; NVIOL=$((NVIOL + 1)); }
+        continue
     else
         fail "$tag: show --json (exit $rc): $(head -c 300 "$LOGD/show-$j.err")"; NVIOL=$((NVIOL + 1))
         continue

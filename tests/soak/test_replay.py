@@ -37,7 +37,7 @@ def write(path, text):
 
 
 class Replay(unittest.TestCase):
-    def run_replay(self, lines, led, windows, restarts, state, kind="buggy"):
+    def run_replay(self, lines, led, windows, restarts, state, kind="buggy", extra=()):
         with tempfile.TemporaryDirectory() as d:
             paths = {k: os.path.join(d, k) for k in ("log", "json", "rb", "ro", "races")}
             write(paths["log"], "\n".join(lines) + "\n")
@@ -45,7 +45,7 @@ class Replay(unittest.TestCase):
             write(paths["rb"], "".join(f"{lo} {hi}\n" for lo, hi in windows))
             write(paths["ro"], "")
             write(paths["races"], "")
-            out = subprocess.run([sys.executable, REPLAY, "--store", "controller", "--tag", "j",
+            out = subprocess.run([sys.executable, REPLAY, *extra, "--store", "controller", "--tag", "j",
                                   "--kind", kind, "--restarts", str(restarts), "--state", state,
                                   "--json", paths["json"], "--ro", paths["ro"], "--rollback", paths["rb"],
                                   "--races", paths["races"], paths["log"]],
@@ -139,6 +139,27 @@ class Replay(unittest.TestCase):
                             for x in out), out)
         out = self.run_replay(self.corrupt, led, [], 3, "FAILED", kind="corrupt")
         self.assertTrue(any("3 tracked restore attempts <= R x (M+1) = 2" in x for x in self.fails(out)), out)
+
+    # no budget line at all (24.11 leg, seed 73: the rollback took back the
+    # only start's write; Slurm then killed the job as non-startable)
+    def no_line(self, lines, windows):
+        return self.run_replay(lines, {}, windows, 0, "FAILED", extra=("--no-line",))
+
+    def test_no_line_passes_when_every_run_started_in_a_window(self):
+        out = self.no_line(self.twice[:2], [(95, 110)])
+        self.assertEqual(self.fails(out), [], out)
+        self.assertEqual(len(self.rollbacks(out)), 1, out)
+        self.assertTrue(any(x.startswith("ok ") for x in out), out)
+
+    def test_no_line_fails_for_a_run_outside_every_window(self):
+        out = self.no_line(self.twice, [(95, 110)])
+        self.assertTrue(any("outside every slurmctld rollback window" in x for x in self.fails(out)), out)
+        out = self.no_line(self.twice[:2], [])
+        self.assertNotEqual(self.fails(out), [], out)
+
+    def test_no_line_fails_for_two_runs_in_one_window(self):
+        out = self.no_line(self.twice, [(95, 130)])
+        self.assertTrue(any("which another run used" in x for x in self.fails(out)), out)
 
 
 if __name__ == "__main__":
