@@ -5,8 +5,8 @@
 #                      in build/peer/), its ATF (testsuite/python, local-config
 #                      mode) and a selection of its expect tests (requeue,
 #                      hold/release, preemption, prolog/epilog), each run
-#                      without and with restore_budget; a test whose outcome
-#                      differs twice (one rerun) fails.  Last line
+#                      without and with restore_budget; a test whose outcomes
+#                      in the two modes never meet (up to 3 reruns) fails.  Last line
 #                      "peer: N passed, N failed".  Needs root.
 #   make peer-test PEER_SELECTION=leg   the legs' shorter selection (the
 #                      default inside a leg's chroot)
