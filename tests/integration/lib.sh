@@ -511,6 +511,36 @@ rb_restart_slurmd() {
     return 1
 }
 
+# rb_batch_stepd JOB - the pid of this cluster's slurmstepd of JOB's batch
+# step; 1 if there is none.
+rb_batch_stepd() {
+    local p
+    for p in $(bash -c '. "$1"; rbc_stepds "$2"' _ "$RB_CLUSTER_SH" "$RB_CLUSTER_DIR"); do
+        tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF "[$1.batch]" && { echo "$p"; return 0; }
+    done
+    return 1
+}
+
+# rb_requeue_if_stale JOB [SECONDS] - after a slurmctld rollback: if the
+# controller holds JOB RUNNING with no batch slurmstepd for SECONDS (20),
+# requeue it, as an admin would, and say so.  Slurm 22.05 once kept such a
+# job RUNNING for 14 min, 24.11 for the 90 s of a test (docs/stores.md,
+# "When slurmctld dies"); returns at once once JOB is not RUNNING or its
+# batch step is there.
+rb_requeue_if_stale() {
+    local j=$1 limit=${2:-20} since=$SECONDS
+    while [[ $(job_field "$j" JobState) == RUNNING ]]; do
+        rb_batch_stepd "$j" >/dev/null && return 0
+        if ((SECONDS - since >= limit)); then
+            rb_log "job $j RUNNING with no batch slurmstepd for ${limit}s after the rollback (Slurm's doing): scontrol requeue $j"
+            timeout 10 scontrol requeue "$j"
+            return 0
+        fi
+        sleep 1
+    done
+    return 0
+}
+
 # rb_restart_ctld [SIGNAL [ARG...]] - stop slurmctld (TERM, or KILL: what
 # it had not saved is lost) and start it again with ARGs (none: on its saved
 # state; -c: with none, every job forgotten); until it answers.

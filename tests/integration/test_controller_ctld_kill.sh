@@ -13,7 +13,11 @@
 # jobs are cancelled: a rollback can bring back a job the node has long
 # finished as RUNNING (seen on 26.05: the preemptor, holding both CPUs, not
 # let go by the controller even after the node registered again for 3 min;
-# Slurm's, not the plugin's: docs/stores.md, "When slurmctld dies").
+# Slurm's, not the plugin's: docs/stores.md, "When slurmctld dies").  The
+# trial itself may come back RUNNING with no process (24.11 leg, CI
+# 2026-12-03: attempt 1 had ended and been requeued; the controller kept the
+# job RUNNING for the whole 90 s of the next wait): after 20 s of that it is
+# requeued, as an admin would (rb_requeue_if_stale), within the same bound.
 . "$(dirname "$0")/lib.sh"
 T0=$SECONDS
 KILLS=2
@@ -36,6 +40,7 @@ for ((k = 1; k <= KILLS; k++)); do
     check "kill -9 slurmctld #$k (attempt $k running), started again" rb_restart_ctld KILL
     checkq "slurmd restarted (the node registers again)" rb_restart_slurmd busy
     timeout 10 scancel --name=preemptor 2>/dev/null
+    rb_requeue_if_stale "$j"
     rb_log "after kill #$k: line a=$(line "$j" a) F=$(line "$j" F) r=$(line "$j" r); Restarts=$(job_field "$j" Restarts)"
 done
 check "graceful slurmctld restart" rb_restart_ctld TERM

@@ -185,15 +185,6 @@ pick_running() {
     ((${#r[@]} > 0)) || return 1
     PICK=${r[RANDOM % ${#r[@]}]}
 }
-# batch_stepd JOB - pid of this cluster's slurmstepd of JOB's batch step
-batch_stepd() {
-    local p
-    for p in $(rbc_stepds_of "$RB_CLUSTER_DIR"); do
-        tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qF "[$1.batch]" && { echo "$p"; return 0; }
-    done
-    return 1
-}
-rbc_stepds_of() { bash -c '. "$1"; rbc_stepds "$2"' _ "$RB_CLUSTER_SH" "$1"; }
 
 # fault KIND - inject one fault; the seed chooses the victim and durations
 fault() {
@@ -215,7 +206,7 @@ fault() {
         kill9)
             pick_running || return 2
             j=$PICK
-            p=$(batch_stepd "$j") || return 2
+            p=$(rb_batch_stepd "$j") || return 2
             kids=$(rbc_descendants_of "$p" | tr '\n' ' ')
             # shellcheck disable=SC2086
             kill -KILL "$p" $kids 2>/dev/null
@@ -327,7 +318,7 @@ unstick() {
     ((now >= NEXT_UNSTICK)) || return 0
     NEXT_UNSTICK=$((now + 10))
     for j in $(running_jobs); do
-        if batch_stepd "$j" >/dev/null; then unset "NOSTEP_SINCE[$j]"; continue; fi
+        if rb_batch_stepd "$j" >/dev/null; then unset "NOSTEP_SINCE[$j]"; continue; fi
         [[ -n ${NOSTEP_SINCE[$j]:-} ]] || { NOSTEP_SINCE[$j]=$now; continue; }
         ((now - NOSTEP_SINCE[$j] >= STALE)) || continue
         race
