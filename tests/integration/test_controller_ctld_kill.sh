@@ -43,8 +43,30 @@ for ((k = 1; k <= KILLS; k++)); do
     rb_requeue_if_stale "$j"
     rb_log "after kill #$k: line a=$(line "$j" a) F=$(line "$j" F) r=$(line "$j" r); Restarts=$(job_field "$j" Restarts)"
 done
+# Slurm's own answer to a rollback that forgot a batch step still running:
+# it starts the job again on the node that runs it and drains the node
+# "Duplicate jobid" (24.11 leg, 2026-12-03: recovered PENDING, "Registered
+# PENDING JobId=1 StepId=1.batch", started again, drained).  An admin
+# resumes the node; every drain slurmctld logs must be that one.
+NRESUMED=0
+resume_duplicate_drain() {
+    local n
+    for n in $(timeout 10 sinfo -h -N -t drain -o '%N|%E' 2>/dev/null | sed -n 's/|Duplicate jobid$//p' | sort -u); do
+        rb_log "node $n drained by slurmctld, 'Duplicate jobid' (its rollback's doing): resumed, as an admin would"
+        timeout 10 scontrol update NodeName="$n" State=RESUME
+        NRESUMED=$((NRESUMED + 1))
+    done
+}
+job_ends() {
+    local t
+    for ((t = 0; t < 300; t += 5)); do
+        resume_duplicate_drain
+        wait_state "$j" 'FAILED|COMPLETED|CANCELLED' 5 2>/dev/null && return 0
+    done
+    return 1
+}
 check "graceful slurmctld restart" rb_restart_ctld TERM
-check "job $j ends" wait_state "$j" 'FAILED|COMPLETED|CANCELLED' 300
+check "job $j ends" job_ends
 st=$(job_field "$j" JobState) n=$(grep -c "^trial\[$j\.[0-9]*\]: restoring from " "$out")
 expect "job $j: refused in the end (FAILED)" "$st" FAILED
 check "job $j: restore attempts $n <= R x (M+1) + kills = $((4 + KILLS))" test "$n" -le $((4 + KILLS))
@@ -56,5 +78,12 @@ measure "kills=$KILLS restore_attempts=$n restarts=$(job_field "$j" Restarts) du
 # interrupted, within the bound above): that error, and no other
 errs=$(grep -E 'error: .*restore_budget: ' "$RB_CLUSTER_DIR/log/slurmd.log" | grep -v 'its end is not recorded (it will count as interrupted)' | head -n 3)
 expect "no restore_budget error in slurmd.log but an end lost with the controller" "$errs" ""
+resume_duplicate_drain
+if ((NRESUMED > 0)); then
+    clog=$RB_CLUSTER_DIR/log/slurmctld.log
+    expect "every drain slurmctld logged was its 'Duplicate jobid'" \
+        "$(grep -c 'state set to DRAIN' "$clog")" "$(grep -c 'error: Duplicate jobid on nodes' "$clog")"
+    RB_DRAINS_ALLOWED='drain_nodes: node .* state set to DRAIN|error: Duplicate jobid on nodes'
+fi
 RB_EXPECT_PLUGIN_ERRORS=1 rb_final_checks
 summary
