@@ -140,6 +140,19 @@ class Replay(unittest.TestCase):
         out = self.run_replay(self.corrupt, led, [], 3, "FAILED", kind="corrupt")
         self.assertTrue(any("3 tracked restore attempts <= R x (M+1) = 2" in x for x in self.fails(out)), out)
 
+    # an end written inside a window that no other reading needed (a fresh
+    # attempt's exit 0 changes no count), the job then COMPLETED by Slurm
+    # (24.11 leg, seed 73)
+    def test_an_end_taken_back_that_changes_no_count_passes_inside_a_window_only(self):
+        lines = [told(0, 10, 100.0, "FRESH", 0, 0, 0, "none"), did(0, 10, 111.0, "0")]
+        led = ledger(0, 0, 0, 0, "none")
+        out = self.run_replay(lines, led, [(105, 115)], 0, "COMPLETED")
+        self.assertEqual(self.fails(out), [], out)
+        self.assertTrue(any("its end (pid 10) written in slurmctld rollback window 0" in x
+                            for x in self.rollbacks(out)), out)
+        out = self.run_replay(lines, led, [(113, 115)], 0, "COMPLETED")
+        self.assertTrue(any("has end 'none'" in x for x in self.fails(out)), out)
+
     # no budget line at all (24.11 leg, seed 73: the rollback took back the
     # only start's write; Slurm then killed the job as non-startable)
     def no_line(self, lines, windows):
