@@ -454,7 +454,9 @@ def rerun(run_dir, ctx, nlanes, differ, outcomes):
     plugin here, docs/peer-test.md) meets sooner or later, a difference the
     plugin causes never does.  Returns {test: (without, with)} of the last
     round, for the tests whose outcomes never met."""
-    apart = lambda k: not (outcomes[k]["without"] & outcomes[k]["with"])
+    def apart(k):
+        return not (outcomes[k]["without"] & outcomes[k]["with"])
+
     todo = list(differ)
     last = {}
     for n in range(2, RERUNS + 2):
