@@ -4,11 +4,11 @@
  *
  * Each event is one apply of the store: read the record, apply the rule,
  * save the record, then its event lines; replayed, it changes nothing.
- * The *_in functions take the store; the others are the same on the
- * shared-directory ledger of cfg->state_dir. The SPANK glue only gathers
- * the inputs (from Slurm) and calls these; everything here runs without
- * Slurm, so the unit tests and benchmarks drive the same code the plugin
- * runs.
+ * The *_in functions and rb_lifecycle_begin take the store; the others
+ * work on the shared-directory ledger of cfg->state_dir. The SPANK glue
+ * only gathers the inputs (from Slurm) and calls these; everything here
+ * runs without Slurm, so the unit tests and benchmarks drive the same code
+ * the plugin runs.
  */
 #ifndef RB_LIFECYCLE_H
 #define RB_LIFECYCLE_H
@@ -41,16 +41,14 @@ typedef struct {
 	uint64_t seq;      /* the record's seq it was chosen on (0: none) */
 } rb_handout;
 
-/* Batch step (root, from the prolog's note): charge the previous attempt
- * and record attempt n (idempotent). *rec (if not NULL) is the record as
- * written (as found for an attempt already recorded). */
+/* The start alone, on the ledger of cfg->state_dir (tests: the batch step
+ * records it with its handing, rb_lifecycle_begin): charge the previous
+ * attempt and record attempt n (idempotent). *rec (if not NULL) is the
+ * record as written (as found for an attempt already recorded). */
 int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
 		       rb_start_result *out, rb_record *rec, rb_err *err);
-int rb_lifecycle_start_in(rb_store *st, const rb_config *cfg,
-			  const rb_job_info *job, rb_start_result *out,
-			  rb_record *rec, rb_err *err);
 
-/* What rb_lifecycle_start would make of rec (found: the store held it),
+/* What the start would make of rec (found: the store held it),
  * in memory: the batch step chooses the checkpoint on it, as the job's
  * user, before its one write. */
 void rb_lifecycle_preview(const rb_config *cfg, const rb_job_info *job,
@@ -67,43 +65,11 @@ int rb_lifecycle_begin(rb_store *st, const rb_config *cfg, uint32_t job_id,
 		       const rb_job_info *job, const rb_handout *h,
 		       rb_start_result *out, rb_record *rec, rb_err *err);
 
-/* Attempt n was handed `checkpoint` and starts in `phase` (tools and tests:
- * the batch step records it with the start, rb_lifecycle_begin). */
-int rb_lifecycle_report(const rb_config *cfg, const char *cluster,
-			uint32_t job_id, int64_t attempt, rb_phase phase,
-			const char *checkpoint, rb_err *err);
-
-/* The same, with what fallback adds (docs/rule.md, "Checkpoint
- * fallback"): the checkpoint's identity and the bad newest it replaces. */
-int rb_lifecycle_report_handed(const rb_config *cfg, const char *cluster,
-			       uint32_t job_id, int64_t attempt,
-			       rb_phase phase, const rb_handed *h,
-			       rb_err *err);
-int rb_lifecycle_report_in(rb_store *st, uint32_t job_id,
-			   const rb_handout *h, rb_err *err);
-
-/*
- * Epilog: how did the recorded attempt end? The job's restart count is now
- * `restart_count`; a count above the recorded attempt means the controller
- * requeued it while it ran (INTERRUPTED); otherwise exit_code/signal (from
- * SLURM_JOB_EXIT_CODE2) say FAILED (non-zero, or a signal) or COMPLETED.
- * detail (may be NULL): what the controller says of an interruption
- * ("preempted", "requeued"), kept in the event log only.
- */
-int rb_lifecycle_epilog(const rb_config *cfg, const char *cluster,
-			uint32_t job_id, int64_t restart_count, int exit_code,
-			int signal, const char *detail, int64_t now,
-			rb_err *err);
-
-/* The same, with the detail fetched by fn(ctx) only when the end recorded is
- * an interruption (the glue asks the controller: worth it only then). */
+/* The epilog's inputs, for rb_lifecycle_end_in. detail_fn(detail_ctx):
+ * what the controller says of an interruption ("preempted", "requeued"),
+ * kept in the event log only, fetched only when the end recorded is an
+ * interruption (the glue asks the controller: worth it only then). */
 typedef const char *(*rb_detail_fn)(void *ctx);
-int rb_lifecycle_epilog_fn(const rb_config *cfg, const char *cluster,
-			   uint32_t job_id, int64_t restart_count,
-			   int exit_code, int signal, rb_detail_fn fn,
-			   void *ctx, int64_t now, rb_err *err);
-
-/* The epilog's inputs, for rb_lifecycle_end_in. */
 typedef struct {
 	int64_t restart_count;
 	int exit_code, signal;
@@ -111,7 +77,21 @@ typedef struct {
 	void *detail_ctx;
 	int64_t now;
 } rb_end_info;
+
+/*
+ * Epilog: how did the recorded attempt end? The job's restart count is now
+ * `restart_count`; a count above the recorded attempt means the controller
+ * requeued it while it ran (INTERRUPTED); otherwise exit_code/signal (from
+ * SLURM_JOB_EXIT_CODE2) say FAILED (non-zero, or a signal) or COMPLETED.
+ */
 int rb_lifecycle_end_in(rb_store *st, uint32_t job_id, const rb_end_info *end,
+			rb_err *err);
+
+/* The same on the ledger of cfg->state_dir, with a fixed detail (may be
+ * NULL; tests). */
+int rb_lifecycle_epilog(const rb_config *cfg, const char *cluster,
+			uint32_t job_id, int64_t restart_count, int exit_code,
+			int signal, const char *detail, int64_t now,
 			rb_err *err);
 
 /*

@@ -23,7 +23,7 @@ typedef struct {
 	size_t n;
 } rb_bad_list;
 
-/* What the batch step handed an attempt (rb_lifecycle_report_handed). */
+/* What the batch step handed an attempt (rb_lifecycle_begin). */
 typedef struct {
 	const char *checkpoint;  /* "" or NULL = none */
 	rb_file_id id;           /* ino 0 = not taken (fallback off) */

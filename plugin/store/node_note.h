@@ -22,7 +22,7 @@
 #define RB_RUN_DIR_DEFAULT "/run/restore_budget"
 
 /* What the prolog knows of the job: what a note carries to the batch
- * step, and what rb_lifecycle_start records. */
+ * step, and what its start records (rb_lifecycle_begin). */
 typedef struct {
 	const char *cluster;
 	uint32_t job_id;

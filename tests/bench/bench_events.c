@@ -50,10 +50,9 @@
  * the glue before one write per attempt, for comparison in the same run:
  * the batch step's user_init claims the note and records the start
  * (rb_lifecycle_start, one locked write), task_post_fork records the phase
- * and the checkpoint handed out (rb_lifecycle_report_handed with the config
- * user_init kept, a second locked write); the epilog ends the attempt with
- * rb_lifecycle_epilog_fn (the config's ledger, not the seam). The prolog is
- * the same in both.
+ * and the checkpoint handed out (old_report, the report step as it was,
+ * with the config user_init kept, a second locked write). The prolog and the epilog
+ * are the same in both.
  *
  * Output: "key=value" lines (see tests/bench/run.sh); nothing is asserted.
  */
@@ -504,15 +503,42 @@ static void batch_now(const bench *bn, const rb_config *cfg, uint32_t id,
 		die("rb_lifecycle_begin", "attempt refused or not handed (bench scenario broken)");
 }
 
+/* The old glue's second write, task_post_fork's (the lifecycle's report
+ * step as it was): attempt h->attempt was handed h's checkpoint, one
+ * report event. */
+static int old_report(rb_record *rec, bool found, rb_events *e, void *ctx,
+		      rb_err *err)
+{
+	const rb_handout *h = ctx;
+	char esc[3 * RB_PATH_MAX + 1];
+
+	if (!found || rec->budget.cur.attempt != h->attempt ||
+	    rec->budget.cur.end != RB_END_NONE)
+		return rb_err_set(err, "attempt %" PRId64 " not started or ended",
+				  h->attempt);
+	rb_engine_set_phase(&rec->budget, h->attempt, h->phase,
+			    h->handed.checkpoint);
+	rb_fallback_record_handed(rec, &h->handed);
+	if (rb_kv_escape(rec->budget.cur.checkpoint, esc, sizeof(esc)) < 0)
+		return rb_err_set(err, "checkpoint too long");
+	e->line = 0;
+	e->n = 1;
+	e->len = (size_t)snprintf(e->buf, RB_EVENT_LINE_MAX,
+				  "kind=report attempt=%" PRId64 " phase=%s checkpoint=%s",
+				  h->attempt, rb_phase_name(h->phase), esc);
+	return 1;
+}
+
 /* The batch step before one write per attempt: user_init recorded the
  * start, task_post_fork (the same config) what was handed. */
 static void batch_before(const bench *bn, const rb_config *cfg, uint32_t id,
 			 const char *ck, rb_record *rec)
 {
 	static rb_note_job note;
-	rb_handed h = { ck, { 0 }, "" };
+	static rb_events ev;
+	rb_handout h = { 0, RB_PHASE_NONE, { ck, { 0 }, "" }, 0 };
 	rb_start_result res;
-	int64_t n;
+	rb_store_dir d;
 	rb_err err;
 
 	claim(bn, id, &note);
@@ -520,11 +546,12 @@ static void batch_before(const bench *bn, const rb_config *cfg, uint32_t id,
 		die("rb_lifecycle_start", err.msg);
 	if (res.decision != RB_DECISION_RUN)
 		die("rb_lifecycle_start", "attempt refused (bench scenario broken)");
-	n = rec->budget.cur.attempt;
-	if (rb_lifecycle_report_handed(cfg, bn->cluster, id, n,
-				       rb_engine_start_phase(n, ck), &h,
-				       &err) < 0)
-		die("rb_lifecycle_report_handed", err.msg);
+	h.attempt = rec->budget.cur.attempt;
+	h.phase = rb_engine_start_phase(h.attempt, ck);
+	rb_events_clear(&ev);
+	if (rb_store_dir_init(&d, cfg->state_dir, bn->cluster)->ops->apply(
+		    &d.store, id, 0, old_report, &h, &ev, rec, &err) < 0)
+		die("the old report", err.msg);
 }
 
 static void ev_batch(bench *bn, uint32_t id, int64_t n, rb_record *rec)
@@ -561,20 +588,13 @@ static void ev_epilog(bench *bn, uint32_t id, int64_t restart_count)
 	rb_end_info end = { restart_count, 0, 0, preempted, NULL,
 			    (int64_t)time(NULL) };
 	rb_err err;
-	int rc;
 
 	if (rb_note_look(bn->run_dir, HOST, bn->cluster, id) != RB_NOTE_CLAIMED)
 		die("rb_note_look", "the note is not claimed (bench scenario broken)");
 	cfg = load(bn, &cc);
-	if (bn->old_glue)
-		rc = rb_lifecycle_epilog_fn(cfg, bn->cluster, id, restart_count,
-					    0, 0, preempted, NULL, end.now,
-					    &err);
-	else
-		rc = rb_lifecycle_end_in(rb_store_dir_init(&dir, cfg->state_dir,
-							   bn->cluster),
-					 id, &end, &err);
-	if (rc < 0)
+	if (rb_lifecycle_end_in(rb_store_dir_init(&dir, cfg->state_dir,
+						  bn->cluster),
+				id, &end, &err) < 0)
 		die("the epilog's end", err.msg);
 	rb_note_forget(bn->run_dir, HOST, bn->cluster, id);
 	rb_config_free(cfg);

@@ -33,6 +33,7 @@
 #include "config.h"
 #include "ack.h"
 #include "lifecycle.h"
+#include "../lib/handing.h"
 #include "record.h"
 
 #define T0 1700000000
@@ -54,8 +55,8 @@ static const char *work_dir = "/home/alice/run";
 /* the array task the jobs below are (task), 0 and 0 for the others */
 static uint32_t array_job_id, array_task_id;
 
-static rb_decision start(uint32_t id, int64_t n, const char *user,
-			 uint32_t uid, const char *part, int64_t now)
+static rb_job_info job_of(uint32_t id, int64_t n, const char *user,
+			  uint32_t uid, const char *part, int64_t now)
 {
 	rb_job_info j = {
 		.cluster = cluster, .job_id = id, .attempt = n,
@@ -64,6 +65,15 @@ static rb_decision start(uint32_t id, int64_t n, const char *user,
 		.checkpoint_dir = "ckpt", .now = now,
 		.array_job_id = array_job_id, .array_task_id = array_task_id,
 	};
+
+	return j;
+}
+
+/* The start alone (an attempt refused before its batch step). */
+static rb_decision start(uint32_t id, int64_t n, const char *user,
+			 uint32_t uid, const char *part, int64_t now)
+{
+	rb_job_info j = job_of(id, n, user, uid, part, now);
 	rb_start_result res;
 	rb_err err;
 
@@ -72,12 +82,21 @@ static rb_decision start(uint32_t id, int64_t n, const char *user,
 	return res.decision;
 }
 
-static void report(uint32_t id, int64_t n, rb_phase phase, const char *ck)
+/* The batch step's one write: the start, then ck handed out in phase. */
+static rb_decision begin(uint32_t id, int64_t n, const char *user,
+			 uint32_t uid, const char *part, int64_t now,
+			 rb_phase phase, const char *ck)
 {
+	rb_job_info j = job_of(id, n, user, uid, part, now);
+	rb_handed h = { .checkpoint = ck };
+	rb_start_result res;
 	rb_err err;
 
-	if (rb_lifecycle_report(cfg, cluster, id, n, phase, ck, &err) < 0)
-		die("report", &err);
+	if (rbt_begin(cfg, &j, phase, &h, &res, &err) < 0)
+		die("begin", &err);
+	if (res.report_err[0])
+		die(res.report_err, NULL);
+	return res.decision;
 }
 
 static void epilog(uint32_t id, int64_t restart_count, int exit_code,
@@ -99,15 +118,14 @@ static void exhaust(uint32_t id)
 {
 	int64_t n;
 
-	if (start(id, 0, "alice", 1001, "preempt", T0) != RB_DECISION_RUN)
+	if (begin(id, 0, "alice", 1001, "preempt", T0, RB_PHASE_FRESH, "") !=
+	    RB_DECISION_RUN)
 		die("attempt 0 refused", NULL);
-	report(id, 0, RB_PHASE_FRESH, "");
 	epilog(id, 1, 0, T0 + 600);
 	for (n = 1; n <= 4; n++) {
-		if (start(id, n, "alice", 1001, "preempt", T0 + n * 1000) !=
-		    RB_DECISION_RUN)
+		if (begin(id, n, "alice", 1001, "preempt", T0 + n * 1000,
+			  RB_PHASE_RESTORING, CKPT) != RB_DECISION_RUN)
 			die("a restore attempt was refused too early", NULL);
-		report(id, n, RB_PHASE_RESTORING, CKPT);
 		epilog(id, n, 1, T0 + n * 1000 + 30);
 	}
 	if (start(id, 5, "alice", 1001, "preempt", T0 + 5000) !=
@@ -118,8 +136,7 @@ static void exhaust(uint32_t id)
 
 static void clean(uint32_t id)
 {
-	start(id, 0, "bob", 1002, "main", T0);
-	report(id, 0, RB_PHASE_FRESH, "");
+	begin(id, 0, "bob", 1002, "main", T0, RB_PHASE_FRESH, "");
 	epilog(id, 0, 0, T0 + 3725);
 }
 
@@ -140,11 +157,10 @@ static void confirmed(uint32_t id)
 		exit(1);
 	}
 	work_dir = wd;
-	start(id, 0, "carol", uid, "preempt", T0);
-	report(id, 0, RB_PHASE_FRESH, "");
+	begin(id, 0, "carol", uid, "preempt", T0, RB_PHASE_FRESH, "");
 	epilog(id, 1, 0, T0 + 100);
-	start(id, 1, "carol", uid, "preempt", T0 + 1000);
-	report(id, 1, RB_PHASE_RESTORING, CKPT_ODD);
+	begin(id, 1, "carol", uid, "preempt", T0 + 1000, RB_PHASE_RESTORING,
+	      CKPT_ODD);
 	/* the job writes its acknowledgement, then is preempted again */
 	if (rb_ack_path(wd, "ckpt", cluster, id, 1, ack, sizeof(ack)) < 0)
 		die("ack path", NULL);
@@ -155,10 +171,9 @@ static void confirmed(uint32_t id)
 	}
 	close(fd);
 	epilog(id, 2, 0, T0 + 1200);
-	if (start(id, 2, "carol", uid, "preempt", T0 + 2000) !=
-	    RB_DECISION_RUN)
+	if (begin(id, 2, "carol", uid, "preempt", T0 + 2000,
+		  RB_PHASE_RESTORING, CKPT_ODD) != RB_DECISION_RUN)
 		die("attempt 2 refused", NULL);
-	report(id, 2, RB_PHASE_RESTORING, CKPT_ODD);
 	epilog(id, 2, 0, T0 + 2500);
 }
 
@@ -169,8 +184,7 @@ static void task(uint32_t id, const char *state)
 		exhaust(id);  /* alice's partition "preempt": M=1, R=2 */
 		return;
 	}
-	start(id, 0, "erin", 1005, "main", T0);
-	report(id, 0, RB_PHASE_FRESH, "");
+	begin(id, 0, "erin", 1005, "main", T0, RB_PHASE_FRESH, "");
 	if (!strcmp(state, "running"))
 		return;
 	if (!strcmp(state, "ended")) {
@@ -180,14 +194,12 @@ static void task(uint32_t id, const char *state)
 	if (strcmp(state, "restoring") != 0)
 		die("task: unknown state", NULL);
 	epilog(id, 1, 0, T0 + 60);  /* preempted */
-	start(id, 1, "erin", 1005, "main", T0 + 100);
-	report(id, 1, RB_PHASE_RESTORING, CKPT);
+	begin(id, 1, "erin", 1005, "main", T0 + 100, RB_PHASE_RESTORING, CKPT);
 }
 
 static void inprogress(uint32_t id)
 {
-	start(id, 0, "dave", 1004, "main", T0);
-	report(id, 0, RB_PHASE_FRESH, "");
+	begin(id, 0, "dave", 1004, "main", T0, RB_PHASE_FRESH, "");
 }
 
 /* A job that requeues itself: 200 attempts, each handed a distinct 1 KB
@@ -204,10 +216,10 @@ static void requeued(uint32_t id)
 	for (int64_t n = 0; n < 200; n++) {
 		snprintf(ck, sizeof(ck), "/home/erin/run/ckpt/%s-%03lld", pad,
 			 (long long)n);
-		if (start(id, n, "erin", 1005, "main", T0 + n * 1000) !=
-		    RB_DECISION_RUN)
+		if (begin(id, n, "erin", 1005, "main", T0 + n * 1000,
+			  n ? RB_PHASE_RUNNING : RB_PHASE_FRESH,
+			  n ? ck : "") != RB_DECISION_RUN)
 			die("a requeued attempt was refused", NULL);
-		report(id, n, n ? RB_PHASE_RUNNING : RB_PHASE_FRESH, n ? ck : "");
 		if (n == 50 &&
 		    rb_lifecycle_grant(cfg, cluster, id, 2, "admin", &err) < 0)
 			die("grant", &err);

@@ -17,6 +17,7 @@
 #include "engine.h"
 #include "ledger.h"
 #include "lifecycle.h"
+#include "../lib/handing.h"
 #include "record.h"
 
 static void save(const char *dir, const char *sub, const char *name,
@@ -85,7 +86,7 @@ static void save_folded(const char *dir, const rb_config *cfg)
 		snprintf(p, sizeof(p), "/w/ck dir/checkpoint-%lld", (long long)a);
 		if (rb_lifecycle_start(cfg, &j, &res, NULL, &err) < 0)
 			exit(1);
-		rb_lifecycle_report(cfg, "c1", 4243, a, RB_PHASE_RUNNING, p, &err);
+		rbt_report(cfg, "c1", 4243, a, RB_PHASE_RUNNING, p, &err);
 		rb_lifecycle_epilog(cfg, "c1", 4243, a + 1, 0, 0, "preempted",
 				    j.now + 50, &err);
 	}
@@ -150,7 +151,7 @@ int main(int argc, char **argv)
 			return 1;
 		if (res.decision == RB_DECISION_REFUSE)
 			break;
-		rb_lifecycle_report(cfg, "c1", 4242, a,
+		rbt_report(cfg, "c1", 4242, a,
 				    a ? RB_PHASE_RESTORING : RB_PHASE_RUNNING,
 				    "/home/alice/my run/ck=1/50%/checkpoint 7",
 				    &err);

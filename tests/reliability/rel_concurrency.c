@@ -7,7 +7,8 @@
  * multi-node jobs (default 4) that all run at once. For every attempt, in
  * lock step (a process-shared barrier between phases):
  *   1. every node runs the prolog: rb_lifecycle_start(attempt n);
- *   2. node 0 runs the batch step: rb_lifecycle_report(phase, checkpoint),
+ *   2. node 0 runs the batch step: its handing, rbt_report(phase,
+ *      checkpoint) (tests/lib/handing.h),
  *      while every other node runs its prolog a second time (a repeated
  *      callback: must change nothing);
  *   3. every node runs the epilog: rb_lifecycle_epilog(restart count, exit
@@ -34,6 +35,7 @@
 #include "engine.h"
 #include "ledger.h"
 #include "lifecycle.h"
+#include "../lib/handing.h"
 #include "record.h"
 
 #define CLUSTER "conc"
@@ -189,7 +191,7 @@ static void node(int me)
 				if (scripts[jx].want[a] == RB_DECISION_REFUSE)
 					continue;
 				ckpt_of(id, a, ck, sizeof(ck));
-				if (rb_lifecycle_report(cfg, CLUSTER, id, a,
+				if (rbt_report(cfg, CLUSTER, id, a,
 					rb_engine_start_phase(a, ck), ck,
 					&err) < 0)
 					note_error("report", &err);

@@ -21,6 +21,7 @@
 #include "config.h"
 #include "ledger.h"
 #include "lifecycle.h"
+#include "../lib/handing.h"
 #include "record.h"
 
 #define CLUSTER "hostile"
@@ -350,7 +351,7 @@ static void expect_corrupt(uint32_t id, const char *what)
 	CHECK(strstr(err.msg, "corrupt"), "%s: message '%s'", what, err.msg);
 	CHECK(rb_lifecycle_epilog(cfg, CLUSTER, id, 1, 0, 0, NULL, 1, &err) < 0,
 	      "%s: epilog accepted the record", what);
-	CHECK(rb_lifecycle_report(cfg, CLUSTER, id, 0, RB_PHASE_RUNNING, "",
+	CHECK(rbt_report(cfg, CLUSTER, id, 0, RB_PHASE_RUNNING, "",
 				  &err) < 0, "%s: report accepted it", what);
 	CHECK(rb_lifecycle_read(cfg, CLUSTER, id, &rec, &err) < 0,
 	      "%s: read accepted it", what);

@@ -8,7 +8,7 @@
  *   vg_driver CONFIG CLUSTER JOB CKPT_DIR
  *
  * config load, option parsing and caps (sbatch), rb_lifecycle_start,
- * rb_checkpoint_find + rb_lifecycle_report (batch step),
+ * rb_checkpoint_find + its handing (rbt_report, tests/lib/handing.h),
  * rb_ack_seen, rb_lifecycle_epilog (epilog) for a job that is preempted
  * once and then fails its restores until it is refused, a grant, and the
  * reads the CLI does. Exits 0 if every call did what the scenario expects.
@@ -23,6 +23,7 @@
 #include "config.h"
 #include "ledger.h"
 #include "lifecycle.h"
+#include "../lib/handing.h"
 #include "ack.h"
 #include "record.h"
 
@@ -115,7 +116,7 @@ int main(int argc, char **argv)
 					cfg->checkpoint_latest, found,
 					sizeof(found), &err);
 		EXPECT(rc == 1, "checkpoint: rc %d %s", rc, err.msg);
-		EXPECT(rb_lifecycle_report(cfg, cluster, id, n,
+		EXPECT(rbt_report(cfg, cluster, id, n,
 					   rb_engine_start_phase(n, found),
 					   found, &err) == 0,
 		       "report: %s", err.msg);

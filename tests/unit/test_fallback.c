@@ -21,6 +21,7 @@
 #include "config.h"
 #include "fallback.h"
 #include "lifecycle.h"
+#include "../lib/handing.h"
 #include "record.h"
 
 #define CLUSTER "testc"
@@ -369,7 +370,7 @@ static void test_fallback_lifecycle_marks_bad_in_the_ledger(void **state)
 		assert_int_equal(rb_lifecycle_start(cfg, &j, &res, &rec, &err), 0);
 		if (j.attempt == 2)
 			break;
-		assert_int_equal(rb_lifecycle_report_handed(cfg, CLUSTER, 9,
+		assert_int_equal(rbt_hand(cfg, CLUSTER, 9,
 							    j.attempt,
 							    j.attempt ? RB_PHASE_RESTORING : RB_PHASE_RUNNING,
 							    &h, &err), 0);

@@ -19,6 +19,7 @@
 #include "config.h"
 #include "ledger.h"
 #include "lifecycle.h"
+#include "../lib/handing.h"
 #include "ack.h"
 #include "step.h"
 #include "fixture.h"
@@ -89,7 +90,7 @@ static void restoring(fixture *f, uint32_t id, int64_t n)
 	rb_err err;
 
 	start(f, id, n);
-	assert_int_equal(rb_lifecycle_report(f->cfg, CLUSTER, id, n,
+	assert_int_equal(rbt_report(f->cfg, CLUSTER, id, n,
 					     RB_PHASE_RESTORING, CKPT, &err), 0);
 }
 
@@ -181,13 +182,13 @@ static void test_corrupt_checkpoint_exhausts_after_R_times_M_plus_1(void **state
 	int restores = 0;
 
 	start(f, 20, 0);
-	assert_int_equal(rb_lifecycle_report(f->cfg, CLUSTER, 20, 0,
+	assert_int_equal(rbt_report(f->cfg, CLUSTER, 20, 0,
 					     RB_PHASE_FRESH, CKPT, &err), 0);
 	rb_lifecycle_epilog(f->cfg, CLUSTER, 20, 1, 0, 0, NULL, 1050, &err);
 	for (n = 1; n < 50; n++) {
 		if (start(f, 20, n) == RB_DECISION_REFUSE)
 			break;
-		rb_lifecycle_report(f->cfg, CLUSTER, 20, n, RB_PHASE_RESTORING,
+		rbt_report(f->cfg, CLUSTER, 20, n, RB_PHASE_RESTORING,
 				    CKPT, &err);
 		rb_lifecycle_epilog(f->cfg, CLUSTER, 20, n, 42, 0, NULL, 1000 + n * 100 + 5,
 				    &err);
@@ -240,7 +241,7 @@ static void nobody_restoring(fixture *f, uint32_t id, char *wd, size_t wdlen)
 	rb_lifecycle_epilog(f->cfg, CLUSTER, id, 1, 0, 0, NULL, 1050, &err);
 	j.attempt = 1;
 	start_job(f, &j);
-	assert_int_equal(rb_lifecycle_report(f->cfg, CLUSTER, id, 1,
+	assert_int_equal(rbt_report(f->cfg, CLUSTER, id, 1,
 					     RB_PHASE_RESTORING, CKPT, &err), 0);
 }
 
@@ -449,7 +450,7 @@ static void test_grant_adds_budget_and_is_logged(void **state)
 	int64_t n;
 
 	start(f, 60, 0);
-	rb_lifecycle_report(f->cfg, CLUSTER, 60, 0, RB_PHASE_FRESH, CKPT, &err);
+	rbt_report(f->cfg, CLUSTER, 60, 0, RB_PHASE_FRESH, CKPT, &err);
 	rb_lifecycle_epilog(f->cfg, CLUSTER, 60, 1, 0, 0, NULL, 1, &err);
 	for (n = 1; start(f, 60, n) == RB_DECISION_RUN; n++)
 		rb_lifecycle_epilog(f->cfg, CLUSTER, 60, n, 42, 0, NULL, 1, &err);
@@ -477,7 +478,7 @@ static int64_t exhaust(fixture *f, uint32_t id, const char *sub)
 
 	j.submission = sub;
 	start_job(f, &j);
-	rb_lifecycle_report(f->cfg, CLUSTER, id, 0, RB_PHASE_FRESH, CKPT, &err);
+	rbt_report(f->cfg, CLUSTER, id, 0, RB_PHASE_FRESH, CKPT, &err);
 	rb_lifecycle_epilog(f->cfg, CLUSTER, id, 1, 0, 0, NULL, 1, &err);
 	for (j.attempt = 1;; j.attempt++) {
 		rb_start_result res;
@@ -665,7 +666,7 @@ static void test_event_of_the_longest_names_keeps_the_job_tracked(void **state)
 	from[0] = '/';
 	j.work_dir = ckpt;
 	start_job(f, &j);
-	if (rb_lifecycle_report_handed(f->cfg, CLUSTER, 97, 0,
+	if (rbt_hand(f->cfg, CLUSTER, 97, 0,
 				       RB_PHASE_RESTORING, &h, &err) != 0)
 		fail_msg("report: %s", err.msg);
 	assert_string_equal(read_rec(f, 97).budget.cur.checkpoint, ckpt);

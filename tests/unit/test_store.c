@@ -345,8 +345,9 @@ static void test_store_handing_out_needs_the_start(void **state)
 	rb_record rec;
 	rb_err err;
 
-	assert_int_equal(rb_lifecycle_report_in(f->ledger, 45, &h, &err), -1);
-	assert_string_equal(err.msg, "job 45 attempt 3 was not recorded at its start (batch step)");
+	assert_int_equal(rb_lifecycle_begin(f->ledger, f->cfg, 45, NULL, &h,
+					    &res, &rec, &err), 0);
+	assert_string_equal(res.report_err, "job 45 attempt 3 was not recorded at its start (batch step)");
 	begin(f, &f->mem->store, 45, 3, "");
 	end(&f->mem->store, 45, 3, 1, 1400);
 	h.seq = 2; /* chosen on the record as its end left it */
