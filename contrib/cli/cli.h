@@ -89,6 +89,19 @@ int cli_load_config(cli_ctx *ctx);
  * CLI_EUSAGE for an invalid name (message printed). */
 int cli_choose_cluster(cli_ctx *ctx, const char *opt_cluster);
 
+/* slurm.conf: $SLURM_CONF, else /etc/slurm/slurm.conf. */
+const char *cli_slurm_conf(void);
+
+/* Where squeue and sacct are: $RESTORE_BUDGET_SLURM_BINDIR (an absolute
+ * path), else /usr/bin (the plugin's default, plugstack.conf slurm_bindir=). */
+const char *cli_slurm_bindir(void);
+
+/* Run Slurm's `tool` from cli_slurm_bindir() with args (up to their first
+ * NULL, at most 14), for cli_slurm_conf() and by deadline: rb_child_run's
+ * output and result. */
+int cli_slurm_run(const char *tool, const char *const args[],
+		  rb_deadline deadline, char *out, size_t len, rb_err *err);
+
 /* Who runs us, for the grant's `by`: $SUDO_USER (when root), the login
  * name, the user name of the real uid, or "uid N". */
 void cli_invoking_user(char *buf, size_t len);

@@ -267,46 +267,28 @@ bool cli_target_has_task(const cli_target *t, uint32_t task_id)
 
 /* --- the controller --------------------------------------------------------------- */
 
-/* Where squeue is: $RESTORE_BUDGET_SLURM_BINDIR (an absolute path), else
- * /usr/bin, the plugin's default (plugstack.conf slurm_bindir=). */
-static const char *slurm_bindir(void)
+/* slurm.conf for squeue: 0, or -1 (why set) if it cannot be read. */
+static int slurm_conf_readable(char *why, size_t len)
 {
-	const char *d = getenv("RESTORE_BUDGET_SLURM_BINDIR");
-
-	return d && d[0] == '/' ? d : "/usr/bin";
-}
-
-/* slurm.conf for squeue: $SLURM_CONF, else the default; NULL (why set)
- * if it cannot be read. */
-static const char *slurm_conf(char *why, size_t len)
-{
-	const char *conf = getenv("SLURM_CONF");
-
-	if (!conf || !conf[0])
-		conf = CLI_SLURM_CONF;
-	if (access(conf, R_OK) == 0)
-		return conf;
-	snprintf(why, len, "no slurm.conf to reach it (%s: %s)", conf,
-		 strerror(errno));
-	return NULL;
+	if (access(cli_slurm_conf(), R_OK) == 0)
+		return 0;
+	snprintf(why, len, "no slurm.conf to reach it (%s: %s)",
+		 cli_slurm_conf(), strerror(errno));
+	return -1;
 }
 
 /* Run `squeue --noheader --jobs jobs --Format=format` into out. 0, or -1
  * with why set. */
-static int run_squeue(const char *jobs, const char *format, const char *conf,
-		      char *out, size_t len, char *why, size_t wlen)
+static int run_squeue(const char *jobs, const char *format, char *out,
+		      size_t len, char *why, size_t wlen)
 {
-	char prog[RB_PATH_MAX + 16], confenv[RB_PATH_MAX + 16];
-	const char *argv[] = { prog, "--noheader", "--jobs", jobs, format,
-			       NULL };
-	const char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C",
-			       confenv, NULL };
+	const char *args[] = { "--noheader", "--jobs", jobs, format, NULL };
 	rb_err err;
 
-	snprintf(prog, sizeof(prog), "%s/squeue", slurm_bindir());
-	snprintf(confenv, sizeof(confenv), "SLURM_CONF=%s", conf);
-	if (rb_child_run(argv, envp, rb_deadline_in(ASK_DEADLINE_MS), out, len,
-			 &err) == 0)
+	if (slurm_conf_readable(why, wlen) < 0)
+		return -1;
+	if (cli_slurm_run("squeue", args, rb_deadline_in(ASK_DEADLINE_MS), out,
+			  len, &err) == 0)
 		return 0;
 	/* a job the controller has forgotten (ended long enough ago): it
 	 * lists nothing, that is an answer */
@@ -321,28 +303,20 @@ static int run_squeue(const char *jobs, const char *format, const char *conf,
 int cli_slurm_lists_job(const rb_record *rec, char *why, size_t len)
 {
 	char addr[RB_JOB_ADDR_MAX], out[4096];
-	const char *conf = slurm_conf(why, len);
 
-	if (!conf)
-		return -1;
 	cli_rec_addr(rec, addr);
 	/* squeue lists a job until it has ended (docs/slurm-facts.md) */
-	if (run_squeue(addr, "--Format=JobID:0", conf, out, sizeof(out), why,
-		       len) < 0)
+	if (run_squeue(addr, "--Format=JobID:0", out, sizeof(out), why, len) < 0)
 		return -1;
 	return out[strspn(out, " \n")] != '\0';
 }
 
 void cli_ask_array(uint32_t array_id, cli_pending *p)
 {
-	const char *conf;
 	char *out = NULL, id[16];
 	size_t n = 0;
 
 	memset(p, 0, sizeof(*p));
-	conf = slurm_conf(p->why, sizeof(p->why));
-	if (!conf)
-		return;
 	out = malloc(ASK_OUT_MAX);
 	if (!out) {
 		snprintf(p->why, sizeof(p->why), "out of memory");
@@ -350,7 +324,7 @@ void cli_ask_array(uint32_t array_id, cli_pending *p)
 	}
 	snprintf(id, sizeof(id), "%" PRIu32, array_id);
 	if (run_squeue(id, "--Format=JobID:0|,JobArrayID:0|,ArrayTaskID:0|,State:0|",
-		       conf, out, ASK_OUT_MAX, p->why, sizeof(p->why)) == 0) {
+		       out, ASK_OUT_MAX, p->why, sizeof(p->why)) == 0) {
 		if (rb_squeue_array_parse(out, array_id, NULL, 0, &n) < 0)
 			snprintf(p->why, sizeof(p->why),
 				 "squeue's answer was not understood");

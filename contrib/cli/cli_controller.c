@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "lifecycle/lifecycle.h"
 
@@ -77,20 +76,14 @@ static int parse_ident(char *text, rb_record *id)
 /* Ask who the job at j->addr is. CLI_OK, CLI_ENOTFOUND or CLI_EDATA. */
 static int ask_ident(ctl_job *j)
 {
-	char prog[RB_PATH_MAX + 16], out[4 * RB_NAME_MAX];
-	const char *argv[] = { prog, "--noheader", "--states=all", "--jobs",
-			       j->addr,
+	char out[4 * RB_NAME_MAX];
+	const char *args[] = { "--noheader", "--states=all", "--jobs", j->addr,
 			       "--Format=JobID:0|,UserName:0|,Partition:0|,Account:0|",
 			       NULL };
-	const char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C",
-			       NULL, NULL };
-	char conf[RB_PATH_MAX + 16];
 	rb_err err;
 
-	snprintf(prog, sizeof(prog), "%s/squeue", j->c.bindir);
-	snprintf(conf, sizeof(conf), "SLURM_CONF=%s", j->c.slurm_conf);
-	envp[2] = conf;
-	if (rb_child_run(argv, envp, j->c.deadline, out, sizeof(out), &err) < 0) {
+	if (cli_slurm_run("squeue", args, j->c.deadline, out, sizeof(out),
+			  &err) < 0) {
 		if (strstr(err.msg, "Invalid job id"))
 			return CLI_ENOTFOUND;
 		cli_error("job %s: squeue: %s", j->addr, err.msg);
@@ -113,11 +106,8 @@ static int ask_ident(ctl_job *j)
  * "A_T"). */
 static void ctl_setup(ctl_job *j, const cli_ctx *ctx, const rb_job_arg *ref)
 {
-	const char *conf = getenv("SLURM_CONF");
-	const char *bindir = getenv("RESTORE_BUDGET_SLURM_BINDIR");
-
-	j->c.bindir = bindir && bindir[0] == '/' ? bindir : "/usr/bin";
-	j->c.slurm_conf = conf && conf[0] ? conf : CLI_SLURM_CONF;
+	j->c.bindir = cli_slurm_bindir();
+	j->c.slurm_conf = cli_slurm_conf();
 	j->c.deadline = rb_deadline_in(CTL_DEADLINE_MS);
 	if (ref->task)
 		snprintf(j->addr, sizeof(j->addr), "%" PRIu32 "_%" PRIu32,
@@ -221,17 +211,11 @@ typedef struct {
 /* Run sacct for the job at j->addr into out: 0, 1 (no accounting), -1. */
 static int ask_sacct(ctl_job *j, char *out, size_t len)
 {
-	char prog[RB_PATH_MAX + 16], conf[RB_PATH_MAX + 16];
-	const char *argv[] = { prog, "--noheader", "-D", "-X", "-P", "-j",
-			       j->addr, "-o", "JobID,State,ExitCode,AdminComment",
-			       NULL };
-	const char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C",
-			       conf, NULL };
+	const char *args[] = { "--noheader", "-D", "-X", "-P", "-j", j->addr,
+			       "-o", "JobID,State,ExitCode,AdminComment", NULL };
 	rb_err err;
 
-	snprintf(prog, sizeof(prog), "%s/sacct", j->c.bindir);
-	snprintf(conf, sizeof(conf), "SLURM_CONF=%s", j->c.slurm_conf);
-	if (rb_child_run(argv, envp, j->c.deadline, out, len, &err) == 0)
+	if (cli_slurm_run("sacct", args, j->c.deadline, out, len, &err) == 0)
 		return strstr(out, "accounting storage is disabled") ? 1 : 0;
 	if (strstr(err.msg, "accounting storage is disabled"))
 		return 1;

@@ -65,24 +65,11 @@ static char *format_arg(const char *sep)
 static int ask(const char *tool, const char *const args[], char **text,
 	       rb_err *err)
 {
-	const char *conf = getenv("SLURM_CONF");
-	const char *bindir = getenv("RESTORE_BUDGET_SLURM_BINDIR");
-	char prog[RB_PATH_MAX + 16], env_conf[RB_PATH_MAX + 16];
-	const char *argv[16] = { prog };
-	const char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C",
-			       env_conf, NULL };
-
-	snprintf(prog, sizeof(prog), "%s/%s",
-		 bindir && bindir[0] == '/' ? bindir : "/usr/bin", tool);
-	snprintf(env_conf, sizeof(env_conf), "SLURM_CONF=%s",
-		 conf && conf[0] ? conf : CLI_SLURM_CONF);
-	for (size_t i = 0; args[i] && i + 2 < sizeof(argv) / sizeof(argv[0]); i++)
-		argv[i + 1] = args[i];
 	*text = malloc(ROWS_TEXT_MAX);
 	if (!*text)
 		return rb_err_set(err, "out of memory");
-	if (rb_child_run(argv, envp, rb_deadline_in(ROWS_DEADLINE_MS), *text,
-			 ROWS_TEXT_MAX, err) != 0)
+	if (cli_slurm_run(tool, args, rb_deadline_in(ROWS_DEADLINE_MS), *text,
+			  ROWS_TEXT_MAX, err) != 0)
 		return -1;
 	if (strlen(*text) >= ROWS_TEXT_MAX - 1)
 		return rb_err_set(err, "more than %u MiB of jobs; list fewer (list JOB)",

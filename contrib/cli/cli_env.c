@@ -27,6 +27,37 @@ static const char *env_nonempty(const char *name)
 	return v && v[0] ? v : NULL;
 }
 
+/* ---- Slurm's own commands ------------------------------------------------- */
+
+const char *cli_slurm_conf(void)
+{
+	const char *conf = env_nonempty("SLURM_CONF");
+
+	return conf ? conf : CLI_SLURM_CONF;
+}
+
+const char *cli_slurm_bindir(void)
+{
+	const char *d = getenv("RESTORE_BUDGET_SLURM_BINDIR");
+
+	return d && d[0] == '/' ? d : RB_SLURM_BINDIR_DEFAULT;
+}
+
+int cli_slurm_run(const char *tool, const char *const args[],
+		  rb_deadline deadline, char *out, size_t len, rb_err *err)
+{
+	char prog[RB_PATH_MAX + 16], conf[RB_PATH_MAX + 16];
+	const char *argv[16] = { prog };
+	const char *envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C",
+			       conf, NULL };
+
+	snprintf(prog, sizeof(prog), "%s/%s", cli_slurm_bindir(), tool);
+	snprintf(conf, sizeof(conf), "SLURM_CONF=%s", cli_slurm_conf());
+	for (size_t i = 0; args[i] && i + 2 < sizeof(argv) / sizeof(argv[0]); i++)
+		argv[i + 1] = args[i];
+	return rb_child_run(argv, envp, deadline, out, len, err);
+}
+
 /* ---- the plugstack.conf arguments (docs/rule.md, "Plugstack arguments") */
 
 #define PLUG_INCLUDE_DEPTH 8
@@ -155,11 +186,9 @@ static int scan_plugstack(cli_ctx *ctx, const char *path, int depth)
 /* Where sbatch's plugstack.conf is, when --plugstack does not say. */
 static void default_plugstack(char *out, size_t len)
 {
-	const char *conf = env_nonempty("SLURM_CONF");
+	const char *conf = cli_slurm_conf();
 	const char *slash;
 
-	if (!conf)
-		conf = CLI_SLURM_CONF;
 	if (plugstack_of_slurm_conf(conf, out, len) == 0)
 		return;
 	slash = strrchr(conf, '/');
@@ -251,12 +280,11 @@ int cli_choose_cluster(cli_ctx *ctx, const char *opt_cluster)
 	if (!name) {
 		/* read as the plugin reads slurm.conf: the last line wins, as
 		 * in Slurm (slurmconf.h); a missing file is no name */
-		conf = env_nonempty("SLURM_CONF");
-		if (rb_slurmconf_cluster_name(conf ? conf : CLI_SLURM_CONF,
-					      ctx->cluster, sizeof(ctx->cluster),
-					      &err) == 0) {
+		conf = cli_slurm_conf();
+		if (rb_slurmconf_cluster_name(conf, ctx->cluster,
+					      sizeof(ctx->cluster), &err) == 0) {
 			name = ctx->cluster;
-			from = conf ? conf : CLI_SLURM_CONF;
+			from = conf;
 		}
 	}
 	if (!name) {

@@ -6,19 +6,16 @@
 #include "cli.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "config/config.h"
 
 void cli_requeue_check(const rb_config *cfg, cli_requeue *out)
 {
-	const char *conf = getenv("SLURM_CONF");
+	const char *conf = cli_slurm_conf();
 	rb_requeue_exit slurm;
 	rb_err err;
 	bool readable;
 
-	if (!conf || !conf[0])
-		conf = CLI_SLURM_CONF;
 	out->value[0] = out->warning[0] = '\0';
 	readable = rb_slurmconf_requeue_exit(conf, &slurm, &err) == 0;
 	out->code = rb_requeue_exit_of(cfg, readable ? &slurm : NULL);
