@@ -40,41 +40,40 @@ static const char *addr(const rb_job_ref *job, char *buf)
 			   buf);
 }
 
+/* What squeue says of the job: 0, or -1 (logged: its `what` is unknown). */
+static int ask_job(const rb_job_ref *job, const char *what, rb_ctl_job *info)
+{
+	rb_controller c = controller();
+	char a[RB_JOB_ADDR_MAX];
+	rb_err err;
+
+	if (rb_controller_job(&c, job, info, &err) == 0)
+		return 0;
+	rb_log(RB_LOG_INFO, "job %s: %s unknown: %s", addr(job, a), what,
+	       err.msg);
+	return -1;
+}
+
 /* The job's account: the prolog's environment has SLURM_JOB_ACCOUNT when
  * the job has one; ask the controller only when it lacks it and the config
  * has accounts to match. */
 void controller_account(const rb_job_ref *job, char *buf, size_t len)
 {
-	rb_controller c = controller();
-	char a[RB_JOB_ADDR_MAX];
 	rb_ctl_job info;
-	rb_err err;
 
 	buf[0] = '\0';
-	if (rb_controller_job(&c, job, &info, &err) < 0) {
-		rb_log(RB_LOG_INFO, "job %s: account unknown: %s",
-		       addr(job, a), err.msg);
-		return;
-	}
-	rb_strlcpy(buf, info.account, len);
+	if (ask_job(job, "account", &info) == 0)
+		rb_strlcpy(buf, info.account, len);
 }
 
 /* Preempted, or requeued by someone (scontrol requeue)? For the event log.
  * ctx points at the job's rb_job_ref (an rb_detail_fn). */
 const char *controller_interruption(void *ctx)
 {
-	const rb_job_ref *job = ctx;
-	rb_controller c = controller();
-	char a[RB_JOB_ADDR_MAX];
 	rb_ctl_job info;
-	rb_err err;
 
-	if (rb_controller_job(&c, job, &info, &err) < 0) {
-		rb_log(RB_LOG_INFO, "job %s: interruption cause unknown: %s",
-		       addr(job, a), err.msg);
-		return NULL;
-	}
-	if (!info.have_preempt)
+	if (ask_job(ctx, "interruption cause", &info) < 0 ||
+	    !info.have_preempt)
 		return NULL;
 	return info.preempted ? "preempted" : "requeued";
 }
@@ -185,15 +184,9 @@ rb_comment_io controller_comment_io(controller_job *cj)
 /* The job's restart count according to the controller, or -1. */
 int64_t controller_restart_count(const rb_job_ref *job)
 {
-	rb_controller c = controller();
-	char a[RB_JOB_ADDR_MAX];
 	rb_ctl_job info;
-	rb_err err;
 
-	if (rb_controller_job(&c, job, &info, &err) < 0) {
-		rb_log(RB_LOG_INFO, "job %s: restart count unknown: %s",
-		       addr(job, a), err.msg);
+	if (ask_job(job, "restart count", &info) < 0 || !info.have_restarts)
 		return -1;
-	}
-	return info.have_restarts ? info.restarts : -1;
+	return info.restarts;
 }
