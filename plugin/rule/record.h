@@ -100,6 +100,13 @@ ssize_t rb_kv_escape(const char *in, char *out, size_t outlen);
 /* Undo rb_kv_escape; -1 on a malformed escape or if it does not fit. */
 ssize_t rb_kv_unescape(const char *in, size_t inlen, char *out, size_t outlen);
 
+/* A canonical decimal integer s[0, n), as a record's text has it: digits
+ * only but a leading '-', no leading zero but "0", no "-0", no overflow
+ * (record_parse.c). 0, or -1. */
+int rb_parse_u64(const char *s, size_t n, uint64_t *out);
+int rb_parse_i64(const char *s, size_t n, int64_t min, int64_t max,
+		 int64_t *out);
+
 /* The one rule of a cluster's name, for the ledger (its directory under
  * state_dir), the node note (part of its file name) and the CLI (--cluster,
  * SLURM_CLUSTER_NAME, slurm.conf): 1 to RB_CLUSTER_NAME_MAX bytes of

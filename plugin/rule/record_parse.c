@@ -25,8 +25,7 @@
 /* How much of a bad key or value an error message quotes. */
 #define SHOW_MAX 48
 
-/* Canonical unsigned decimal: digits only, no leading zero but "0". */
-static int parse_u64(const char *s, size_t n, uint64_t *out)
+int rb_parse_u64(const char *s, size_t n, uint64_t *out)
 {
 	uint64_t v = 0;
 	size_t i;
@@ -47,15 +46,14 @@ static int parse_u64(const char *s, size_t n, uint64_t *out)
 	return 0;
 }
 
-/* Canonical signed decimal within [min, max]; "-0" is refused. */
-static int parse_i64(const char *s, size_t n, int64_t min, int64_t max,
-		     int64_t *out)
+int rb_parse_i64(const char *s, size_t n, int64_t min, int64_t max,
+		 int64_t *out)
 {
 	bool neg = n > 0 && s[0] == '-';
 	uint64_t mag;
 	int64_t v;
 
-	if (parse_u64(s + neg, n - neg, &mag) < 0)
+	if (rb_parse_u64(s + neg, n - neg, &mag) < 0)
 		return -1;
 	if (neg) {
 		if (mag == 0 || mag > (uint64_t)INT64_MAX + 1)
@@ -124,21 +122,21 @@ static int parse_integer(const field *f, const char *v, size_t n,
 
 	switch (f->type) {
 	case F_U32:
-		if (parse_u64(v, n, &u) < 0 || u > UINT32_MAX) {
+		if (rb_parse_u64(v, n, &u) < 0 || u > UINT32_MAX) {
 			*why = "not a decimal integer in 0..4294967295";
 			return -1;
 		}
 		val->v.u = u;
 		return 0;
 	case F_U64:
-		if (parse_u64(v, n, &u) < 0) {
+		if (rb_parse_u64(v, n, &u) < 0) {
 			*why = "not a decimal integer in 0..2^64-1";
 			return -1;
 		}
 		val->v.u = u;
 		return 0;
 	default: /* F_INT, F_I64 */
-		if (parse_i64(v, n, f->min, f->max, &i) < 0)
+		if (rb_parse_i64(v, n, f->min, f->max, &i) < 0)
 			return -1; /* why stays NULL: the caller names the range */
 		val->v.i = i;
 		return 0;
@@ -388,7 +386,7 @@ static ssize_t parse_version(const char *text, size_t len, rb_err *err)
 		return rb_err_set(err, "not a restore_budget record (the first "
 				  "line is not '" VERSION_PREFIX "%d')",
 				  RB_RECORD_VERSION);
-	if (parse_u64(text + plen, l1 - plen, &v) < 0)
+	if (rb_parse_u64(text + plen, l1 - plen, &v) < 0)
 		return rb_err_set(err, "bad version line (expected '"
 				  VERSION_PREFIX "%d')", RB_RECORD_VERSION);
 	if (v != RB_RECORD_VERSION)

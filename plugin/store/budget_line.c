@@ -4,11 +4,9 @@
  */
 #include "budget_line.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define SUM_KEY "sum="
@@ -172,51 +170,6 @@ ssize_t rb_budget_line_format(const rb_record *rec, char *out, size_t len,
 
 /* ---- parsing --------------------------------------------------------------- */
 
-/* A decimal integer s[0, n) in [min, max] (no sign but a leading '-', no
- * leading zero, no space). 0 or -1. */
-static int parse_int(const char *s, size_t n, int64_t min, int64_t max,
-		     int64_t *out)
-{
-	char buf[24], *end;
-	long long v;
-	size_t neg = n > 0 && s[0] == '-';
-
-	if (n == neg || n >= sizeof(buf) || (s[neg] == '0' && n > neg + 1) ||
-	    (neg && s[1] == '0'))
-		return -1;
-	for (size_t i = neg; i < n; i++)
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	errno = 0;
-	v = strtoll(buf, &end, 10);
-	if (errno || *end || v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static int parse_u64(const char *s, size_t n, uint64_t *out)
-{
-	char buf[24], *end;
-	unsigned long long v;
-
-	if (n == 0 || n >= sizeof(buf) || (s[0] == '0' && n > 1))
-		return -1;
-	for (size_t i = 0; i < n; i++)
-		if (s[i] < '0' || s[i] > '9')
-			return -1;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	errno = 0;
-	v = strtoull(buf, &end, 10);
-	if (errno || *end)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 /* The value v[0, n) of f into rec. 0 or -1. */
 static int set_field(const line_field *f, const char *v, size_t n,
 		     rb_record *rec)
@@ -225,7 +178,7 @@ static int set_field(const line_field *f, const char *v, size_t n,
 	int64_t x;
 
 	if (f->type == T_U64)
-		return parse_u64(v, n, (uint64_t *)p);
+		return rb_parse_u64(v, n, (uint64_t *)p);
 	if (f->type == T_STR) {
 		if (strcmp(f->key, "cc") == 0 && n == 1 && v[0] == '=') {
 			if (!rec->budget.checkpoint[0])
@@ -236,7 +189,7 @@ static int set_field(const line_field *f, const char *v, size_t n,
 		return rb_kv_unescape(v, n, p, f->size) < 0 ||
 		       (f->optional && n == 0) ? -1 : 0;
 	}
-	if (parse_int(v, n, f->min, f->max, &x) < 0 ||
+	if (rb_parse_i64(v, n, f->min, f->max, &x) < 0 ||
 	    (f->optional && x == 0))
 		return -1;
 	if (f->type == T_INT)
@@ -318,7 +271,7 @@ int rb_budget_line_parse(const char *line, size_t n, rb_record *rec,
 		return rb_err_set(err, "not a budget line (it must start '" RB_BUDGET_TAG "v%d' and be at most %d bytes)",
 				  RB_BUDGET_LINE_VERSION, RB_BUDGET_LINE_MAX);
 	vn = strcspn(line + hn, " ");
-	if (vn > n - hn || parse_int(line + hn, vn, 0, INT_MAX, &v) < 0)
+	if (vn > n - hn || rb_parse_i64(line + hn, vn, 0, INT_MAX, &v) < 0)
 		return rb_err_set(err, "budget line: bad version");
 	if (v != RB_BUDGET_LINE_VERSION)
 		return rb_err_set(err, "budget line version %" PRId64 " (this plugin reads %d%s)",
