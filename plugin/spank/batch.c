@@ -310,6 +310,31 @@ static struct {
 	rb_store_line line;
 } plan;
 
+/* plan.job, attempt `attempt` of the job rec describes (its strings stay
+ * rec's), with the batch step's checkpoint dir and options. */
+static void job_of_record(const rb_record *rec, int64_t attempt,
+			  const char *account)
+{
+	rb_job_info *job = &plan.job;
+
+	memset(job, 0, sizeof(*job));
+	job->cluster = rec->cluster;
+	job->job_id = rec->job_id;
+	job->array_job_id = step.task.array_job_id;
+	job->array_task_id = step.task.array_task_id;
+	job->attempt = attempt;
+	job->uid = rec->uid;
+	job->gid = rec->gid;
+	job->user = rec->user;
+	job->partition = rec->partition[0] ? rec->partition : NULL;
+	job->account = account;
+	job->work_dir = rec->work_dir;
+	job->submission = rec->submission[0] ? rec->submission : NULL;
+	job->checkpoint_dir = plan.ckpt_dir[0] ? plan.ckpt_dir : NULL;
+	job->options = *plan.opts;
+	job->now = time(NULL);
+}
+
 /*
  * Slurm may relaunch a requeued job with no prolog at all (seen on 22.05
  * when the previous attempt was killed while its prolog ran and slurmd still
@@ -321,24 +346,9 @@ static struct {
 static void catch_up_job(int64_t controller_count)
 {
 	const rb_record *rec = &plan.seen;
-	rb_job_info *job = &plan.job;
 
-	memset(job, 0, sizeof(*job));
-	job->cluster = rec->cluster;
-	job->job_id = rec->job_id;
-	job->array_job_id = step.task.array_job_id;
-	job->array_task_id = step.task.array_task_id;
-	job->attempt = rb_step_catch_up_attempt(controller_count, rec);
-	job->uid = rec->uid;
-	job->gid = rec->gid;
-	job->user = rec->user;
-	job->partition = rec->partition[0] ? rec->partition : NULL;
-	job->account = rec->account[0] ? rec->account : NULL;
-	job->work_dir = rec->work_dir;
-	job->submission = rec->submission[0] ? rec->submission : NULL;
-	job->checkpoint_dir = plan.ckpt_dir[0] ? plan.ckpt_dir : NULL;
-	job->options = *plan.opts;
-	job->now = time(NULL);
+	job_of_record(rec, rb_step_catch_up_attempt(controller_count, rec),
+		      rec->account[0] ? rec->account : NULL);
 	plan.starts = true;
 }
 
@@ -441,22 +451,7 @@ static int plan_in_controller(spank_t sp, const rb_config *cfg)
 		step_error(cfg, err.msg);
 		return -1;
 	}
-	memset(job, 0, sizeof(*job));
-	job->cluster = id->cluster;
-	job->job_id = id->job_id;
-	job->array_job_id = id->array_job_id;
-	job->array_task_id = id->array_task_id;
-	job->attempt = plan.cj.info.restarts;
-	job->uid = id->uid;
-	job->gid = id->gid;
-	job->user = id->user;
-	job->partition = id->partition[0] ? id->partition : NULL;
-	job->account = account_for_limits(cfg);
-	job->work_dir = id->work_dir;
-	job->submission = id->submission[0] ? id->submission : NULL;
-	job->checkpoint_dir = plan.ckpt_dir[0] ? plan.ckpt_dir : NULL;
-	job->options = *plan.opts;
-	job->now = time(NULL);
+	job_of_record(id, plan.cj.info.restarts, account_for_limits(cfg));
 	job->requeued_at = plan.cj.info.submit_time;
 	plan.rec = plan.seen;
 	plan.seq = found == 0 ? plan.seen.seq : 0;
