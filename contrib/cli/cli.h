@@ -284,12 +284,13 @@ void cli_ask_array(uint32_t array_id, cli_pending *p);
  * current attempt has no end, of a job Slurm no longer lists, lost that
  * end (docs/architecture.md, "An end not written"). */
 int cli_slurm_lists_job(const rb_record *rec, char *why, size_t len);
-/* Text: one line per task squeue knows that has no record (pending ones
- * "123_[5-999%4]  pending, not started"), or the one line saying why the
- * controller was not asked. */
-void cli_print_pending(const cli_target *t);
-/* JSON: "not_started" (array, or null) and "controller_error" (or null). */
-void cli_json_add_pending(json_object *o, const cli_target *t);
+/* An array's end (nothing for one job): one line per task squeue knows
+ * that has no record (pending ones "123_[5-999%4]  pending, not started"),
+ * or the one line saying why the controller was not asked; into o when not
+ * NULL, as "not_started" (array, or null) and "controller_error" (or
+ * null). Then, on stderr, the records an array's scan could not read
+ * (another group's, corrupt), if any. */
+void cli_target_end(const cli_target *t, json_object *o);
 /* The not-found message for ref ("job 42: no record ...", "array task
  * 123_4: no record ..."). Returns CLI_ENOTFOUND. */
 int cli_not_found(const cli_ctx *ctx, const rb_job_arg *ref);
@@ -299,9 +300,6 @@ int cli_not_found(const cli_ctx *ctx, const rb_job_arg *ref);
 typedef void (*cli_task_fn)(const rb_record *rec, void *arg);
 size_t cli_each_task(const cli_ctx *ctx, const cli_target *t, bool quiet,
 		     cli_task_fn fn, void *arg);
-/* stderr: the records an array's scan could not read (another group's,
- * corrupt), if any. */
-void cli_target_notes(const cli_target *t);
 /* A task squeue lists that has a record in t (it is shown as a row). */
 bool cli_target_has_task(const cli_target *t, uint32_t task_id);
 

@@ -166,6 +166,19 @@ static bool names_itself(const rb_job_arg *ref, const rb_record *rec)
 	return rec->array_job_id != ref->id;
 }
 
+/* stderr: the records an array's scan could not read (another group's,
+ * corrupt), if any. */
+static void target_notes(const cli_target *t)
+{
+	if (t->hidden > 0)
+		cli_error("%zu record%s of other users' jobs not read (readable by root and each job's group only)",
+			  t->hidden, t->hidden == 1 ? "" : "s");
+	if (t->corrupt > 0)
+		cli_error("%zu record%s could not be read, a task among them "
+			  "would be missing here (restore-budget list names them)",
+			  t->corrupt, t->corrupt == 1 ? "" : "s");
+}
+
 int cli_resolve(const cli_ctx *ctx, const rb_job_arg *ref, bool ask_controller,
 		cli_target *t)
 {
@@ -199,7 +212,7 @@ int cli_resolve(const cli_ctx *ctx, const rb_job_arg *ref, bool ask_controller,
 		return CLI_OK;
 	/* the task may be among the records this user may not read */
 	if (ref->task)
-		cli_target_notes(t);
+		target_notes(t);
 	return CLI_ENOTFOUND;
 }
 
@@ -244,17 +257,6 @@ size_t cli_each_task(const cli_ctx *ctx, const cli_target *t, bool quiet,
 	}
 	free(rec);
 	return bad;
-}
-
-void cli_target_notes(const cli_target *t)
-{
-	if (t->hidden > 0)
-		cli_error("%zu record%s of other users' jobs not read (readable by root and each job's group only)",
-			  t->hidden, t->hidden == 1 ? "" : "s");
-	if (t->corrupt > 0)
-		cli_error("%zu record%s could not be read, a task among them "
-			  "would be missing here (restore-budget list names them)",
-			  t->corrupt, t->corrupt == 1 ? "" : "s");
 }
 
 bool cli_target_has_task(const cli_target *t, uint32_t task_id)
@@ -355,52 +357,54 @@ static bool pending_shown(const cli_target *t, const rb_squeue_task *q)
 	       (q->not_started || !cli_target_has_task(t, q->task_id));
 }
 
-void cli_print_pending(const cli_target *t)
+/* Why the controller was not asked, into o or printed. */
+static void pending_unknown(const cli_pending *p, json_object *o)
 {
-	const cli_pending *p = &t->pending;
-	char safe[3 * RB_ERR_MAX], st[32], addr[3 * RB_SQUEUE_ADDR_MAX];
+	char safe[3 * RB_ERR_MAX];
 
-	if (!t->array)
-		return;
-	if (!p->asked) {
+	if (o) {
+		json_object_object_add(o, "not_started", NULL);
+		json_object_object_add(o, "controller_error",
+				       cli_json_string(p->why));
+	} else {
 		printf("tasks not started: unknown (cannot ask the controller: %s)\n",
 		       cli_safe(p->why, safe, sizeof(safe)));
-		return;
 	}
+}
+
+/* The tasks squeue knows that have no record, into o or printed. */
+static void pending_tasks(const cli_target *t, json_object *o)
+{
+	const cli_pending *p = &t->pending;
+	char st[32], addr[3 * RB_SQUEUE_ADDR_MAX];
+	json_object *a = o ? json_object_new_array() : NULL;
+
 	for (size_t i = 0; i < p->n; i++) {
 		const rb_squeue_task *q = &p->tasks[i];
 
 		if (!pending_shown(t, q))
 			continue;
+		if (a) {
+			json_object_array_add(a, cli_json_pair(
+				"tasks", cli_json_string(q->addr),
+				"state", cli_json_string(q->state)));
+			continue;
+		}
 		lower(q->state, st, sizeof(st));
 		printf("%-12s %s, not started\n",
 		       cli_safe(q->addr, addr, sizeof(addr)), st);
 	}
+	if (o) {
+		json_object_object_add(o, "not_started", a);
+		json_object_object_add(o, "controller_error", NULL);
+	}
 }
 
-void cli_json_add_pending(json_object *o, const cli_target *t)
+void cli_target_end(const cli_target *t, json_object *o)
 {
-	const cli_pending *p = &t->pending;
-	json_object *a;
-
-	if (!t->array)
-		return;
-	if (!p->asked) {
-		json_object_object_add(o, "not_started", NULL);
-		json_object_object_add(o, "controller_error",
-				       cli_json_string(p->why));
-		return;
-	}
-	a = json_object_new_array();
-	for (size_t i = 0; i < p->n; i++) {
-		const rb_squeue_task *q = &p->tasks[i];
-
-		if (!pending_shown(t, q))
-			continue;
-		json_object_array_add(a, cli_json_pair(
-			"tasks", cli_json_string(q->addr),
-			"state", cli_json_string(q->state)));
-	}
-	json_object_object_add(o, "not_started", a);
-	json_object_object_add(o, "controller_error", NULL);
+	if (t->array && !t->pending.asked)
+		pending_unknown(&t->pending, o);
+	else if (t->array)
+		pending_tasks(t, o);
+	target_notes(t);
 }

@@ -463,12 +463,10 @@ static int explain_array(cli_ctx *ctx, const cli_target *t)
 		json_object_object_add(o, "array_job_id",
 				       json_object_new_int64(t->ref.id));
 		json_object_object_add(o, "tasks", tasks);
-		cli_json_add_pending(o, t);
-		cli_target_notes(t);
+		cli_target_end(t, o);
 		return cli_json_print(o) < 0 ? CLI_EDATA : rc;
 	}
-	cli_print_pending(t);
-	cli_target_notes(t);
+	cli_target_end(t, NULL);
 	return fflush(stdout) == 0 ? rc : CLI_EDATA;
 }
 

@@ -126,11 +126,7 @@ static int list_rows(list_state *st, const cli_target *t, json_object *out)
 	if (t) {
 		for (size_t i = 0; i < t->n; i++)
 			on_job(t->tasks[i].job_id, st);
-		if (out)
-			cli_json_add_pending(out, t);
-		else
-			cli_print_pending(t);
-		cli_target_notes(t);
+		cli_target_end(t, out);
 		return CLI_OK;
 	}
 	if (rb_ledger_jobs(st->ledger, on_job, st, &err) < 0) {

@@ -311,8 +311,7 @@ static int show_array(cli_ctx *ctx, const cli_target *t)
 				       json_object_new_int64(t->ref.id));
 		json_object_object_add(o, "counts", json_counts(ov.counts));
 		json_object_object_add(o, "tasks", ov.tasks);
-		cli_json_add_pending(o, t);
-		cli_target_notes(t);
+		cli_target_end(t, o);
 		return cli_json_print(o) < 0 || bad ? CLI_EDATA : CLI_OK;
 	}
 	printf("array %" PRIu32 " on cluster %s: %zu task%s with a record: "
@@ -323,8 +322,7 @@ static int show_array(cli_ctx *ctx, const cli_target *t)
 	       ov.counts[CLI_ST_ENDED]);
 	cli_list_header();
 	bad = cli_each_task(ctx, t, false, row_task, &ov);
-	cli_print_pending(t);
-	cli_target_notes(t);
+	cli_target_end(t, NULL);
 	return fflush(stdout) != 0 || bad ? CLI_EDATA : CLI_OK;
 }
 
