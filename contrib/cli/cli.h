@@ -182,8 +182,6 @@ json_object *cli_json_string(const char *s);
 json_object *cli_json_pair(const char *k1, json_object *v1, const char *k2,
 			   json_object *v2);
 
-/* The limits in force, as an object. */
-json_object *cli_json_limits(const rb_limits *l);
 
 /* A whole record (show --json) or its summary (list --json). */
 json_object *cli_json_record(const rb_record *rec);
@@ -191,8 +189,6 @@ json_object *cli_json_summary(const rb_record *rec, cli_state state);
 
 /* --- checkpoint fallback (cli_fallback.c) -------------------------------------- */
 
-/* Has the job any fallback on record (bad checkpoints, a fallback)? */
-bool cli_has_fallback(const rb_record *rec);
 /* show: the fallback lines, none for a job without any. */
 void cli_show_fallback(const rb_record *rec);
 /* --json: a "fallback" member of o, none for a job without any. */
@@ -234,7 +230,7 @@ typedef struct {
 	uint32_t task_id;
 } cli_task;
 
-/* What squeue says of an array's tasks without a record (cli_ask_array). */
+/* What squeue says of an array's tasks without a record (cli_resolve asks it). */
 typedef struct {
 	bool asked;              /* the controller answered */
 	char why[RB_ERR_MAX];    /* why it was not asked or did not answer */
@@ -275,9 +271,6 @@ const char *cli_rec_addr(const rb_record *rec, char *buf);
  * that is no array task. */
 void cli_json_add_task(json_object *o, const rb_record *rec);
 
-/* Ask the controller (squeue, with a deadline) for array_id's tasks. Never
- * fails: p->asked false and p->why say why not. */
-void cli_ask_array(uint32_t array_id, cli_pending *p);
 
 /* Does Slurm still list the record's job (squeue, deadline 5 s)? 1 yes,
  * 0 no (it has ended), -1 no answer (why: len bytes). A record whose
@@ -300,8 +293,6 @@ int cli_not_found(const cli_ctx *ctx, const rb_job_arg *ref);
 typedef void (*cli_task_fn)(const rb_record *rec, void *arg);
 size_t cli_each_task(const cli_ctx *ctx, const cli_target *t, bool quiet,
 		     cli_task_fn fn, void *arg);
-/* A task squeue lists that has a record in t (it is shown as a row). */
-bool cli_target_has_task(const cli_target *t, uint32_t task_id);
 
 /* --- a folded event log (cli_folded.c) ---------------------------------------------- */
 

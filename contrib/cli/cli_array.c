@@ -30,6 +30,10 @@
  * lists what fit). */
 #define ASK_OUT_MAX ((size_t)1024 * 1024)
 
+/* Ask the controller (squeue, with a deadline) for array_id's tasks. Never
+ * fails: p->asked false and p->why say why not. */
+static void ask_array(uint32_t array_id, cli_pending *p);
+
 const char *cli_ref_text(const rb_job_arg *ref, char *buf)
 {
 	return rb_job_addr(ref->id, ref->task ? ref->id : 0, ref->task_id, buf);
@@ -207,7 +211,7 @@ int cli_resolve(const cli_ctx *ctx, const rb_job_arg *ref, bool ask_controller,
 		return rc;
 	t->array = !ref->task;
 	if (t->array && ask_controller)
-		cli_ask_array(ref->id, &t->pending);
+		ask_array(ref->id, &t->pending);
 	if (t->n > 0 || (t->array && t->pending.n > 0))
 		return CLI_OK;
 	/* the task may be among the records this user may not read */
@@ -259,7 +263,8 @@ size_t cli_each_task(const cli_ctx *ctx, const cli_target *t, bool quiet,
 	return bad;
 }
 
-bool cli_target_has_task(const cli_target *t, uint32_t task_id)
+/* A task squeue lists that has a record in t (it is shown as a row). */
+static bool target_has_task(const cli_target *t, uint32_t task_id)
 {
 	for (size_t i = 0; i < t->n; i++)
 		if (t->tasks[i].task_id == task_id)
@@ -313,7 +318,7 @@ int cli_slurm_lists_job(const rb_record *rec, char *why, size_t len)
 	return out[strspn(out, " \n")] != '\0';
 }
 
-void cli_ask_array(uint32_t array_id, cli_pending *p)
+static void ask_array(uint32_t array_id, cli_pending *p)
 {
 	char *out = NULL, id[16];
 	size_t n = 0;
@@ -354,7 +359,7 @@ static void lower(const char *s, char *buf, size_t len)
 static bool pending_shown(const cli_target *t, const rb_squeue_task *q)
 {
 	return strcmp(q->state, "PENDING") == 0 &&
-	       (q->not_started || !cli_target_has_task(t, q->task_id));
+	       (q->not_started || !target_has_task(t, q->task_id));
 }
 
 /* Why the controller was not asked, into o or printed. */

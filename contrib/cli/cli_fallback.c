@@ -14,7 +14,8 @@
 
 #define SAFE_MAX (3 * RB_PATH_MAX + 1)
 
-bool cli_has_fallback(const rb_record *rec)
+/* Has the job any fallback on record (bad checkpoints, a fallback)? */
+static bool has_fallback(const rb_record *rec)
 {
 	const rb_fallback *f = &rec->fallback;
 
@@ -37,7 +38,7 @@ void cli_show_fallback(const rb_record *rec)
 	const rb_fallback *f = &rec->fallback;
 	rb_bad_list *bad;
 
-	if (!cli_has_fallback(rec))
+	if (!has_fallback(rec))
 		return;
 	if (f->from[0])
 		print_safe("fallback from:   ", f->from,
@@ -75,7 +76,7 @@ void cli_json_add_fallback(json_object *o, const rb_record *rec)
 	json_object *fb, *list;
 	rb_bad_list *bad;
 
-	if (!cli_has_fallback(rec))
+	if (!has_fallback(rec))
 		return;
 	bad = malloc(sizeof(*bad));
 	if (!bad)

@@ -71,7 +71,8 @@ json_object *cli_json_pair(const char *k1, json_object *v1, const char *k2,
 	return o;
 }
 
-json_object *cli_json_limits(const rb_limits *l)
+/* The limits in force, as an object. */
+static json_object *json_limits(const rb_limits *l)
 {
 	json_object *o = json_object_new_object();
 
@@ -171,7 +172,7 @@ json_object *cli_json_record(const rb_record *rec)
 	rb_end_format(b->prev_end, b->prev_end_code, txt, sizeof(txt));
 	add_str(o, "last_end", txt);
 	add_int(o, "last_charged", b->last_charged);
-	json_object_object_add(o, "limits", cli_json_limits(&a->limits));
+	json_object_object_add(o, "limits", json_limits(&a->limits));
 
 	add_int(cur, "attempt", a->attempt);
 	add_str(cur, "phase", rb_phase_name(a->phase));

@@ -494,8 +494,14 @@ int rb_lifecycle_end_in(rb_store *st, uint32_t job_id, const rb_end_info *end,
 			      &ev, &rec, err) < 0 ? -1 : 0;
 }
 
-int rb_lifecycle_late_end_in(rb_store *st, uint32_t job_id,
-			     const rb_note_end *kept, rb_err *err)
+/*
+ * An end the epilog could not record, kept on the batch host (node_note.h)
+ * and recorded later: only if `kept->attempt` is still the recorded attempt
+ * and has no end (docs/architecture.md, "An end not written"). 1 recorded,
+ * 0 past (another attempt, or an end on record), 2 no record, -1 error.
+ */
+static int late_end(rb_store *st, uint32_t job_id, const rb_note_end *kept,
+		    rb_err *err)
 {
 	static rb_events ev;
 	static rb_record rec;
@@ -560,7 +566,7 @@ static int carry_end(rb_store *st, const rb_node *node, uint32_t job_id)
 		       job_id, node->run_dir);
 		goto drop;
 	}
-	rc = rb_lifecycle_late_end_in(st, job_id, &kept, &err);
+	rc = late_end(st, job_id, &kept, &err);
 	if (rc < 0 && node->now - kept.now <= RB_KEPT_END_MAX_AGE) {
 		rb_log(RB_LOG_ERROR, "job %u: the end of attempt %" PRId64 " stays kept on this node: %s",
 		       job_id, kept.attempt, err.msg);

@@ -94,15 +94,6 @@ int rb_lifecycle_epilog(const rb_config *cfg, const char *cluster,
 			int signal, const char *detail, int64_t now,
 			rb_err *err);
 
-/*
- * An end the epilog could not record, kept on the batch host (node_note.h)
- * and recorded later: only if `kept->attempt` is still the recorded attempt
- * and has no end (docs/architecture.md, "An end not written"). 1 recorded,
- * 0 past (another attempt, or an end on record), 2 no record, -1 error.
- */
-int rb_lifecycle_late_end_in(rb_store *st, uint32_t job_id,
-			     const rb_note_end *kept, rb_err *err);
-
 /* The node a root callback runs on, for the ends kept there. */
 typedef struct {
 	const char *run_dir, *host, *cluster;
