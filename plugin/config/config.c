@@ -235,26 +235,25 @@ static int fail_at(load_ctx *ctx, const cset *s, const char *shown,
 static int fail_at(load_ctx *ctx, const cset *s, const char *shown,
 		   const char *fmt, ...)
 {
-	char msg[RB_ERR_MAX], key[256] = "", at[16] = "", arg[200];
-	unsigned int line = s ? config_setting_source_line(s) : 0;
+	char msg[RB_ERR_MAX], key[256] = "", at[RB_ERR_MAX], arg[200];
 	const cf_arg *a = cf_arg_of(s);
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (line)
-		snprintf(at, sizeof(at), ":%u", line);
+	if (a) /* a plugstack.conf argument set it: name the argument */
+		snprintf(at, sizeof(at), "%s: argument %s", ctx->label,
+			 quoted(a->arg, 160, arg, sizeof(arg)));
+	else if (s && config_setting_source_line(s))
+		snprintf(at, sizeof(at), "%s:%u", ctx->path,
+			 config_setting_source_line(s));
+	else
+		snprintf(at, sizeof(at), "%s", ctx->path);
 	if (shown)
 		key_path(s, key, sizeof(key));
-	if (a) /* a plugstack.conf argument set it: name the argument */
-		return rb_err_set(ctx->err, "%s: argument %s: %s%s%s%s%s",
-				  ctx->label, quoted(a->arg, 160, arg, sizeof(arg)),
-				  key, shown ? " = " : "", shown ? shown : "",
-				  shown ? " " : "", msg);
-	return rb_err_set(ctx->err, "%s%s: %s%s%s%s%s", ctx->path, at, key,
-			  shown ? " = " : "", shown ? shown : "",
-			  shown ? " " : "", msg);
+	return rb_err_set(ctx->err, "%s: %s%s%s%s%s", at, key, shown ? " = " : "",
+			  shown ? shown : "", shown ? " " : "", msg);
 }
 
 static int fail_type(load_ctx *ctx, const cset *s, const char *expected)
@@ -755,7 +754,7 @@ static rb_config *load_root(load_ctx *ctx, const cset *root, const char *file)
 	    config_setting_get_member(root, "state_dir"))
 		cfg->store = RB_STORE_DIR;
 	errno = ENOMEM;
-	if (cf_record_settings(ctx, root, cfg) < 0) {
+	if (cf_record_settings(root, cfg) < 0) {
 		rb_err_set(ctx->err, "%s: out of memory", ctx->path);
 		goto fail;
 	}

@@ -84,48 +84,6 @@ static int parse_integer(const char *s, long long *v)
 	return errno == ERANGE ? 2 : 1;
 }
 
-/* Set leaf s (a fresh setting of the type the text asks for) to text. */
-static int set_scalar(cset *s, const char *text)
-{
-	long long v = 0;
-
-	switch (config_setting_type(s)) {
-	case CONFIG_TYPE_BOOL:
-		return config_setting_set_bool(s, strcmp(text, "true") == 0) ? 0 : -1;
-	case CONFIG_TYPE_INT:
-		parse_integer(text, &v);
-		return config_setting_set_int(s, (int)v) ? 0 : -1;
-	case CONFIG_TYPE_INT64:
-		parse_integer(text, &v);
-		return config_setting_set_int64(s, v) ? 0 : -1;
-	default:
-		return config_setting_set_string(s, text) ? 0 : -1;
-	}
-}
-
-/* The libconfig type that carries text for a key of kind: the key's own
- * when text is of that type, else a string, which the schema then reports
- * as the wrong type. *big: an integer past 64 bits, kept as the largest
- * int64 with its text for the message. */
-static int type_of(key_kind kind, const char *text, bool *big)
-{
-	long long v = 0;
-	int n;
-
-	*big = false;
-	if (kind == K_BOOL)
-		return strcmp(text, "true") == 0 || strcmp(text, "false") == 0 ?
-			       CONFIG_TYPE_BOOL : CONFIG_TYPE_STRING;
-	if (kind == K_ENUM || kind == K_TEXT)
-		return CONFIG_TYPE_STRING;
-	n = parse_integer(text, &v);
-	if (n == 0)
-		return CONFIG_TYPE_STRING;
-	*big = n == 2;
-	return *big || v < INT_MIN || v > INT_MAX ? CONFIG_TYPE_INT64 :
-						   CONFIG_TYPE_INT;
-}
-
 /* ---- where an argument goes --------------------------------------------- */
 
 /* The member `name` of g as a group, made by a if missing. */
@@ -182,18 +140,25 @@ static int named_group(load_ctx *ctx, cset *g, const char *name,
 	snprintf(made, sizeof(made), "arg%d", config_setting_length(g) + 1);
 	if (!(e = add_member(g, made, CONFIG_TYPE_GROUP, a)) ||
 	    !(n = add_member(e, "name", CONFIG_TYPE_STRING, a)) ||
-	    set_scalar(n, name) < 0)
+	    !config_setting_set_string(n, name))
 		return out_of_memory(ctx);
 	*out = e;
 	return 0;
 }
 
-/* A leaf key: replace the file's value, refuse a second argument. */
+/* A leaf key: replace the file's value, refuse a second argument. The
+ * value goes in as the key's own type when the text is of that type, else
+ * as a string, which the schema then reports as the wrong type; an integer
+ * past 64 bits goes in as the largest int64, its text kept (a->big) for the
+ * message. */
 static int set_leaf(load_ctx *ctx, cset *g, const key_row *r, cf_arg *a)
 {
 	cset *s = config_setting_get_member(g, r->name);
+	bool flag = r->kind == K_BOOL && (strcmp(a->value, "true") == 0 ||
+					  strcmp(a->value, "false") == 0);
+	int num = 0, type;
+	long long v = 0;
 	char other[200];
-	int type;
 
 	if (cf_arg_of(s)) {
 		rb_config_quote(cf_arg_of(s)->arg, other, sizeof(other));
@@ -203,9 +168,17 @@ static int set_leaf(load_ctx *ctx, cset *g, const key_row *r, cf_arg *a)
 	}
 	if (s && config_setting_remove(g, r->name) != CONFIG_TRUE)
 		return out_of_memory(ctx);
-	type = type_of(r->kind, a->value, &a->big);
+	if (r->kind != K_BOOL && r->kind != K_ENUM && r->kind != K_TEXT)
+		num = parse_integer(a->value, &v);
+	if ((a->big = num == 2))
+		v = LLONG_MAX;
+	type = flag ? CONFIG_TYPE_BOOL : !num ? CONFIG_TYPE_STRING :
+	       v < INT_MIN || v > INT_MAX ? CONFIG_TYPE_INT64 : CONFIG_TYPE_INT;
 	if (!(s = add_member(g, r->name, type, a)) ||
-	    set_scalar(s, a->big ? "9223372036854775807" : a->value) < 0)
+	    !(flag ? config_setting_set_bool(s, strcmp(a->value, "true") == 0) :
+	      !num ? config_setting_set_string(s, a->value) :
+	      type == CONFIG_TYPE_INT ? config_setting_set_int(s, (int)v) :
+					config_setting_set_int64(s, v)))
 		return out_of_memory(ctx);
 	ctx->n_applied++;
 	return 0;
@@ -307,7 +280,7 @@ static int set_rule(load_ctx *ctx, cset *g, const char *action, cf_arg *a)
 					action, ARG_HINT);
 	if (!(e = add_member(list, NULL, CONFIG_TYPE_GROUP, a)) ||
 	    !(s = add_member(e, "action", CONFIG_TYPE_STRING, a)) ||
-	    set_scalar(s, action) < 0 ||
+	    !config_setting_set_string(s, action) ||
 	    !(s = add_member(e, "codes", CONFIG_TYPE_LIST, a)))
 		return out_of_memory(ctx);
 	ctx->n_applied++;
@@ -428,26 +401,16 @@ int cf_apply_args(load_ctx *ctx, cset *root, int ac, char *const *av)
 
 /* ---- the settings in force and their origins ---------------------------- */
 
-typedef struct {
-	rb_config *cfg;
-	size_t cap;
-} recorder;
-
-/* Append key = value from s (NULL: a built-in default). */
-static int record(recorder *rc, const char *key, const char *value,
+/* Append key = value from s (NULL: a built-in default) to cfg->settings. */
+static int record(rb_config *cfg, const char *key, const char *value,
 		  const cset *s)
 {
-	rb_config *cfg = rc->cfg;
-	rb_setting *e;
+	rb_setting *e = realloc(cfg->settings,
+				(cfg->n_settings + 1) * sizeof(*e));
 
-	if (cfg->n_settings == rc->cap) {
-		size_t cap = rc->cap ? rc->cap * 2 : 32;
-
-		if (!(e = realloc(cfg->settings, cap * sizeof(*e))))
-			return -1;
-		cfg->settings = e;
-		rc->cap = cap;
-	}
+	if (!e)
+		return -1;
+	cfg->settings = e;
 	e = &cfg->settings[cfg->n_settings];
 	*e = (rb_setting){ .key = strdup(key), .value = strdup(value),
 			   .from = !s ? RB_FROM_DEFAULT :
@@ -508,41 +471,41 @@ static void codes_text(const rb_exit_rule_entry *r, char *buf, size_t len)
 
 /* An exit_rules list (s its setting, NULL when not written): one setting
  * per rule, "exit_rules.fatal" = "3,4"; "(none)" for a list set empty. */
-static int record_rules(recorder *rc, const cset *s, const rb_exit_rules *l,
+static int record_rules(rb_config *cfg, const cset *s, const rb_exit_rules *l,
 			const char *prefix, bool defaults)
 {
 	char key[RB_NAME_MAX + 64], codes[1024];
 
 	snprintf(key, sizeof(key), "%sexit_rules", prefix);
 	if (!l->set)
-		return defaults ? record(rc, key, "(none)", NULL) : 0;
+		return defaults ? record(cfg, key, "(none)", NULL) : 0;
 	if (l->n == 0)
-		return record(rc, key, "(none)", s);
+		return record(cfg, key, "(none)", s);
 	for (size_t i = 0; i < l->n; i++) {
 		snprintf(key, sizeof(key), "%sexit_rules.%s", prefix,
 			 cf_action_names[l->rules[i].action - RB_EXIT_RULE_FAILURE]);
 		codes_text(&l->rules[i], codes, sizeof(codes));
-		if (record(rc, key, codes,
+		if (record(cfg, key, codes,
 			   config_setting_get_elem(s, (unsigned int)i)) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-static int record_section(recorder *rc, const cset *g, const section *sec,
+static int record_section(rb_config *cfg, const cset *g, const section *sec,
 			  const char *base, const char *prefix, bool defaults);
 
 /* Each partition or account of arr (g: their group, in the same order). */
-static int record_named(recorder *rc, const cset *g, const key_row *r)
+static int record_named(rb_config *cfg, const cset *g, const key_row *r)
 {
-	const rb_named_overrides *arr = r->arg ? rc->cfg->accounts :
-						 rc->cfg->partitions;
-	size_t n = r->arg ? rc->cfg->n_accounts : rc->cfg->n_partitions;
+	const rb_named_overrides *arr = r->arg ? cfg->accounts :
+						 cfg->partitions;
+	size_t n = r->arg ? cfg->n_accounts : cfg->n_partitions;
 	char prefix[RB_NAME_MAX + 32];
 
 	for (size_t i = 0; i < n; i++) {
 		snprintf(prefix, sizeof(prefix), "%s.%s.", r->name, arr[i].name);
-		if (record_section(rc, config_setting_get_elem(g, (unsigned int)i),
+		if (record_section(cfg, config_setting_get_elem(g, (unsigned int)i),
 				   &cf_override_section, (const char *)&arr[i],
 				   prefix, false) < 0)
 			return -1;
@@ -551,7 +514,7 @@ static int record_named(recorder *rc, const cset *g, const key_row *r)
 }
 
 /* Every key of sec (with defaults, also those not written). */
-static int record_section(recorder *rc, const cset *g, const section *sec,
+static int record_section(rb_config *cfg, const cset *g, const section *sec,
 			  const char *base, const char *prefix, bool defaults)
 {
 	char key[RB_NAME_MAX + 64], value[RB_PATH_MAX + 16];
@@ -563,16 +526,16 @@ static int record_section(recorder *rc, const cset *g, const section *sec,
 		snprintf(key, sizeof(key), "%s%s", prefix, r->name);
 		if (r->kind == K_GROUP) {
 			snprintf(key, sizeof(key), "%s%s.", prefix, r->name);
-			err = record_section(rc, s, r->more, base, key, defaults);
+			err = record_section(cfg, s, r->more, base, key, defaults);
 		} else if (r->kind == K_NAMED) {
-			err = s ? record_named(rc, s, r) : 0;
+			err = s ? record_named(cfg, s, r) : 0;
 		} else if (r->kind == K_RULES) {
-			err = record_rules(rc, s, (const rb_exit_rules *)(base + r->off),
+			err = record_rules(cfg, s, (const rb_exit_rules *)(base + r->off),
 					   prefix, defaults);
 		} else if ((s || defaults) &&
 			   !(r->kind == K_TEXT && r->arg == T_NAME)) {
 			row_value(r, base, value, sizeof(value));
-			err = record(rc, key, value, s);
+			err = record(cfg, key, value, s);
 		}
 		if (err < 0)
 			return -1;
@@ -581,11 +544,8 @@ static int record_section(recorder *rc, const cset *g, const section *sec,
 }
 
 /* (config_int.h) */
-int cf_record_settings(load_ctx *ctx, const cset *root, rb_config *cfg)
+int cf_record_settings(const cset *root, rb_config *cfg)
 {
-	recorder rc = { .cfg = cfg };
-
-	(void)ctx;
-	return record_section(&rc, root, &cf_top_section, (const char *)cfg, "",
+	return record_section(cfg, root, &cf_top_section, (const char *)cfg, "",
 			      true);
 }

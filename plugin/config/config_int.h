@@ -95,7 +95,7 @@ static inline const cf_arg *cf_arg_of(const cset *s)
  * key, is given twice, or cannot go where it says. */
 int cf_apply_args(load_ctx *ctx, cset *root, int ac, char *const *av);
 /* Fill cfg->settings from the merged root and the loaded cfg. */
-int cf_record_settings(load_ctx *ctx, const cset *root, rb_config *cfg);
+int cf_record_settings(const cset *root, rb_config *cfg);
 
 /* Read the whole file, refusing one that others could change. Keeps errno
  * of the failure for the caller. */
