@@ -245,7 +245,7 @@ int rb_config_check_caps(const rb_config *cfg, const rb_overrides *job,
 	return 0;
 }
 
-/* ---- the requeue code (requeue_exit.h) ---------------------------------- */
+/* ---- the requeue code (config.h) ----------------------------------------- */
 
 int rb_requeue_exit_of(const rb_config *cfg, const rb_requeue_exit *slurm)
 {
@@ -266,18 +266,11 @@ int rb_requeue_exit_warning(const rb_config *cfg, const rb_requeue_exit *slurm,
 		return 0;
 	if (!slurm->set)
 		snprintf(buf, len,
-			 "warning: requeue_exit = %d in %s, but %s sets no "
-			 "RequeueExit: Slurm will not requeue a job that exits "
-			 "%d after a failed restore (add RequeueExit=%d to %s "
-			 "and run scontrol reconfigure, or remove requeue_exit)",
+			 "warning: requeue_exit = %d in %s, but %s sets no RequeueExit: Slurm will not requeue a job that exits %d after a failed restore (add RequeueExit=%d to %s and run scontrol reconfigure, or remove requeue_exit)",
 			 code, cfg->path, slurm_path, code, code, slurm_path);
 	else
 		snprintf(buf, len,
-			 "warning: requeue_exit = %d in %s is not in "
-			 "RequeueExit=%s of %s: Slurm will not requeue a job "
-			 "that exits %d after a failed restore (set requeue_exit "
-			 "to one of %s, or add %d to RequeueExit and run "
-			 "scontrol reconfigure)",
+			 "warning: requeue_exit = %d in %s is not in RequeueExit=%s of %s: Slurm will not requeue a job that exits %d after a failed restore (set requeue_exit to one of %s, or add %d to RequeueExit and run scontrol reconfigure)",
 			 code, cfg->path, slurm->text, slurm_path, code,
 			 slurm->text, code);
 	return 1;
