@@ -509,21 +509,27 @@ fail:
 
 /* ---- sections ----------------------------------------------------------- */
 
+/* (config_int.h) */
+const key_row *cf_find_row(const section *sec, const char *name, size_t len)
+{
+	for (const key_row *r = sec->rows; r->name; r++)
+		if (strlen(r->name) == len && strncmp(r->name, name, len) == 0)
+			return r;
+	return NULL;
+}
+
 /* g is a group of sec's keys only. */
 static int check_group(load_ctx *ctx, const cset *g, const section *sec)
 {
 	char where[256], key[256];
-	const key_row *r;
 
 	if (config_setting_type(g) != CONFIG_TYPE_GROUP)
 		return fail_type(ctx, g, sec->shape);
 	for (int i = 0; i < config_setting_length(g); i++) {
 		const cset *s = config_setting_get_elem(g, (unsigned int)i);
+		const char *name = config_setting_name(s);
 
-		for (r = sec->rows; r->name; r++)
-			if (strcmp(r->name, config_setting_name(s)) == 0)
-				break;
-		if (r->name)
+		if (cf_find_row(sec, name, strlen(name)))
 			continue;
 		key_path(g, where, sizeof(where));
 		key_path(s, key, sizeof(key));

@@ -59,15 +59,6 @@ static cset *add_member(cset *g, const char *name, int type, const cf_arg *a)
 	return s;
 }
 
-static const key_row *find_row(const section *sec, const char *name,
-			       size_t len)
-{
-	for (const key_row *r = sec->rows; r->name; r++)
-		if (strlen(r->name) == len && strncmp(r->name, name, len) == 0)
-			return r;
-	return NULL;
-}
-
 /* ---- values ------------------------------------------------------------- */
 
 /* Strict decimal with an optional '-': 1 and *v; 2 when it does not fit in
@@ -122,27 +113,22 @@ static int named_group(load_ctx *ctx, cset *g, const char *name,
 		       bool ignore_case, const cf_arg *a, cset **out)
 {
 	char made[32];
-	cset *e, *n;
+	cset *n;
 
 	for (int i = 0; i < config_setting_length(g); i++) {
-		e = config_setting_get_elem(g, (unsigned int)i);
-		if (config_setting_type(e) == CONFIG_TYPE_GROUP &&
-		    (ignore_case ? strcasecmp(group_name(e), name) :
-				   strcmp(group_name(e), name)) == 0) {
-			*out = e;
+		*out = config_setting_get_elem(g, (unsigned int)i);
+		if (config_setting_type(*out) == CONFIG_TYPE_GROUP &&
+		    (ignore_case ? strcasecmp(group_name(*out), name) :
+				   strcmp(group_name(*out), name)) == 0)
 			return 0;
-		}
 	}
-	if ((e = add_member(g, name, CONFIG_TYPE_GROUP, a))) {
-		*out = e;
+	if ((*out = add_member(g, name, CONFIG_TYPE_GROUP, a)))
 		return 0;
-	}
 	snprintf(made, sizeof(made), "arg%d", config_setting_length(g) + 1);
-	if (!(e = add_member(g, made, CONFIG_TYPE_GROUP, a)) ||
-	    !(n = add_member(e, "name", CONFIG_TYPE_STRING, a)) ||
+	if (!(*out = add_member(g, made, CONFIG_TYPE_GROUP, a)) ||
+	    !(n = add_member(*out, "name", CONFIG_TYPE_STRING, a)) ||
 	    !config_setting_set_string(n, name))
 		return out_of_memory(ctx);
-	*out = e;
 	return 0;
 }
 
@@ -185,18 +171,6 @@ static int set_leaf(load_ctx *ctx, cset *g, const key_row *r, cf_arg *a)
 }
 
 /* ---- exit rules: one argument per action -------------------------------- */
-
-/* The action of rule group e, or -1. */
-static int rule_action(const cset *e)
-{
-	const cset *s = config_setting_get_member(e, "action");
-	const char *v = s ? config_setting_get_string(s) : NULL;
-
-	for (int i = 0; v && cf_action_names[i]; i++)
-		if (strcmp(v, cf_action_names[i]) == 0)
-			return i;
-	return -1;
-}
 
 /* -1 if code is already under another action of list (a code goes under
  * one action only, or the first match would depend on the arguments'
@@ -257,12 +231,11 @@ static int add_codes(load_ctx *ctx, const cset *list, cset *codes, cf_arg *a)
 static int set_rule(load_ctx *ctx, cset *g, const char *action, cf_arg *a)
 {
 	cset *list = config_setting_get_member(g, "exit_rules"), *e, *s;
-	int act = -1;
+	bool known = false;
 
 	for (int i = 0; cf_action_names[i]; i++)
-		if (strcmp(action, cf_action_names[i]) == 0)
-			act = i;
-	if (act < 0)
+		known |= strcmp(action, cf_action_names[i]) == 0;
+	if (!known)
 		return fail_arg(ctx, a,
 				"unknown exit rule action (known: exit_rules.failure, exit_rules.restore_failure, exit_rules.fatal, exit_rules.ignore, each =CODE,CODE...; %s)",
 				ARG_HINT);
@@ -273,8 +246,10 @@ static int set_rule(load_ctx *ctx, cset *g, const char *action, cf_arg *a)
 		list = add_member(g, "exit_rules", CONFIG_TYPE_LIST, a);
 	if (!list)
 		return out_of_memory(ctx);
+	/* the list is the arguments': each rule has the action it was given */
 	for (int i = 0; i < config_setting_length(list); i++)
-		if (rule_action(config_setting_get_elem(list, (unsigned int)i)) == act)
+		if ((s = config_setting_get_member(config_setting_get_elem(list, (unsigned int)i), "action")) &&
+		    strcmp(config_setting_get_string(s), action) == 0)
 			return fail_arg(ctx, a,
 					"exit_rules.%s is already set: give each action once, its codes comma-separated (%s)",
 					action, ARG_HINT);
@@ -322,7 +297,7 @@ static int set_named(load_ctx *ctx, cset *g, const key_row *r,
 		return -1;
 	if (strncmp(key, "exit_rules.", 11) == 0)
 		return set_rule(ctx, group, key + 11, a);
-	row = find_row(&cf_override_section, key, strlen(key));
+	row = cf_find_row(&cf_override_section, key, strlen(key));
 	if (!row)
 		return fail_arg(ctx, a, "unknown key \"%s\" of %s \"%s\" (known keys: %s; %s)",
 				key, what, q, cf_override_section.known, ARG_HINT);
@@ -334,7 +309,7 @@ static int set_key(load_ctx *ctx, cset *g, const section *sec,
 		   const char *key, cf_arg *a)
 {
 	size_t n = strcspn(key, ".");
-	const key_row *r = find_row(sec, key, n);
+	const key_row *r = cf_find_row(sec, key, n);
 	const char *rest = key[n] ? key + n + 1 : NULL;
 
 	if (!r && sec == &cf_top_section)

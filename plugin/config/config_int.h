@@ -84,6 +84,9 @@ extern const section cf_top_section;
 extern const section cf_override_section;
 extern const char *const cf_action_names[];
 
+/* The row of sec named name[0..len), or NULL. */
+const key_row *cf_find_row(const section *sec, const char *name, size_t len);
+
 /* The setting's argument, or NULL when it comes from the file. */
 static inline const cf_arg *cf_arg_of(const cset *s)
 {
