@@ -34,6 +34,8 @@
 /* the longest partition or account name: record.h's RB_NAME_MAX (256) is
  * the buffer, this plus its NUL */
 #define NAME_LEN_MAX 255
+/* an integer as a message shows it (read_int) */
+#define SHOWN_MAX 64
 
 static const char *const accounting_names[] = { "grouped", "ray", NULL };
 static const char *const track_names[] = { "all", "opt-in", NULL };
@@ -268,55 +270,45 @@ static int fail_type(load_ctx *ctx, const cset *s, const char *expected)
 /* ---- typed reads -------------------------------------------------------- */
 
 /* An integer setting (int, or int64 that fits; a float is a type error):
- * *v, or LLONG_MAX (over any bound) when it does not fit in an int; *big
- * is the literal as written when libconfig 1.5 wrapped it (config_lex.c). */
-static int read_int(load_ctx *ctx, const cset *s, long long *v,
-		    const char **big)
+ * *v, or LLONG_MAX (over any bound) when it does not fit in an int; shown
+ * (SHOWN_MAX bytes) is the value as messages show it: the literal as
+ * written when libconfig 1.5 wrapped it (config_lex.c). */
+static int read_int(load_ctx *ctx, const cset *s, long long *v, char *shown)
 {
-	const char *name = config_setting_name(s);
+	const char *name = config_setting_name(s), *big = NULL;
 	unsigned int line = config_setting_source_line(s);
 
-	*big = NULL;
 	if (config_setting_type(s) != CONFIG_TYPE_INT &&
 	    config_setting_type(s) != CONFIG_TYPE_INT64) {
 		fail_type(ctx, s, "an integer");
 		return -1;
 	}
-	for (size_t i = 0; name && i < ctx->n_big && !*big; i++) {
+	for (size_t i = 0; name && i < ctx->n_big && !big; i++) {
 		big_literal *b = &ctx->big[i];
 
 		if (!b->used && (b->line == line || b->name_line == line) &&
 		    strcmp(b->name, name) == 0) {
 			b->used = true;
-			*big = b->text;
+			big = b->text;
 		}
 	}
 	if (cf_arg_of(s) && cf_arg_of(s)->big) /* an argument past 64 bits */
-		*big = cf_arg_of(s)->value;
+		big = cf_arg_of(s)->value;
 	*v = config_setting_get_int64(s);
-	if (*big || *v < INT_MIN || *v > INT_MAX)
+	if (big)
+		snprintf(shown, SHOWN_MAX, "%s", big);
+	else
+		snprintf(shown, SHOWN_MAX, "%lld", *v);
+	if (big || *v < INT_MIN || *v > INT_MAX)
 		*v = LLONG_MAX;
 	return 0;
 }
 
-/* An integer that read_int read, as messages show it. */
-static const char *int_text(const cset *s, const char *big, char *buf,
-			    size_t len)
-{
-	if (big)
-		snprintf(buf, len, "%s", big);
-	else
-		snprintf(buf, len, "%lld", config_setting_get_int64(s));
-	return buf;
-}
-
-static int fail_range(load_ctx *ctx, const cset *s, const char *big,
+static int fail_range(load_ctx *ctx, const cset *s, const char *shown,
 		      long long lo, long long hi, const char *unit,
 		      const char *tail)
 {
-	char shown[64];
-
-	return fail_at(ctx, s, int_text(s, big, shown, sizeof(shown)),
+	return fail_at(ctx, s, shown,
 		       "is out of range: must be %lld..%lld%s%s (%s)", lo, hi,
 		       unit, tail, FIX_HINT);
 }
@@ -325,11 +317,11 @@ static int fail_range(load_ctx *ctx, const cset *s, const char *big,
  * its cap or -1 with limits.allow_unlimited, R within its cap and at least
  * 1 when grouped, the timeout within its range. */
 static int check_value(load_ctx *ctx, const cset *s, long long v,
-		       const char *big, const rb_config *cfg, rb_cap_key key)
+		       const char *shown, const rb_config *cfg, rb_cap_key key)
 {
 	const rb_cap_rule *r = rb_cap_rule_of(key);
 	rb_cap_judgement j = rb_cap_judge(cfg, key, v);
-	char shown[64], tail[64] = "";
+	char tail[64] = "";
 
 	if (j.verdict == RB_CAP_FITS)
 		return 0;
@@ -338,7 +330,7 @@ static int check_value(load_ctx *ctx, const cset *s, long long v,
 			       "is not allowed: limits.allow_unlimited is false (set limits.allow_unlimited = true, or give a value 0..%d, then run restore-budget check-config)",
 			       j.cap);
 	if (j.verdict == RB_CAP_OVER_CAP)
-		return fail_at(ctx, s, int_text(s, big, shown, sizeof(shown)),
+		return fail_at(ctx, s, shown,
 			       "exceeds the cap limits.%s = %d (lower it to at most %d or raise the cap, then run restore-budget check-config)",
 			       r->config_key, j.cap, j.cap);
 	if (r->unlimited)
@@ -346,7 +338,7 @@ static int check_value(load_ctx *ctx, const cset *s, long long v,
 	else if (r->one_when_grouped)
 		snprintf(tail, sizeof(tail), " with restore_accounting = \"%s\"",
 			 rb_accounting_name(cfg->accounting));
-	return fail_range(ctx, s, big, j.min, r->bound, r->unit, tail);
+	return fail_range(ctx, s, shown, j.min, r->bound, r->unit, tail);
 }
 
 static int read_string(load_ctx *ctx, const cset *s, const char **out)
@@ -427,7 +419,7 @@ static int load_codes(load_ctx *ctx, const cset *s, const char *where,
 		      rb_exit_rule_entry *r)
 {
 	int type = config_setting_type(s);
-	char shown[64];
+	char shown[SHOWN_MAX];
 
 	if (type != CONFIG_TYPE_ARRAY && type != CONFIG_TYPE_LIST)
 		return fail_type(ctx, s, "an array [N, ...] of exit codes");
@@ -437,16 +429,14 @@ static int load_codes(load_ctx *ctx, const cset *s, const char *where,
 			       where, RB_EXIT_CODE_MAX, FIX_HINT);
 	for (int i = 0; i < config_setting_length(s); i++) {
 		const cset *e = config_setting_get_elem(s, (unsigned int)i);
-		const char *big;
 		long long v;
 
-		if (read_int(ctx, e, &v, &big) < 0)
+		if (read_int(ctx, e, &v, shown) < 0)
 			return -1;
 		if (v < 0 || v > RB_EXIT_CODE_MAX)
 			return fail_at(ctx, e, NULL,
 				       "%s.codes: %s is out of range: exit codes are 0..%d (%s)",
-				       where, int_text(e, big, shown, sizeof(shown)),
-				       RB_EXIT_CODE_MAX, FIX_HINT);
+				       where, shown, RB_EXIT_CODE_MAX, FIX_HINT);
 		r->codes[v / 8] |= (uint8_t)(1u << (v % 8));
 	}
 	return 0;
@@ -592,7 +582,7 @@ static int load_row(load_ctx *ctx, const cset *s, const key_row *r,
 {
 	const rb_cap_rule *c = rb_cap_rule_of((rb_cap_key)r->arg);
 	void *dst = base + r->off;
-	const char *big = NULL;
+	char shown[SHOWN_MAX];
 	long long v = 0;
 	int e = 0;
 
@@ -618,14 +608,14 @@ static int load_row(load_ctx *ctx, const cset *s, const key_row *r,
 	default:
 		break;
 	}
-	if (read_int(ctx, s, &v, &big) < 0)
+	if (read_int(ctx, s, &v, shown) < 0)
 		return -1;
 	if (r->kind == K_REQUEUE && (v < 1 || v > RB_EXIT_CODE_MAX))
-		return fail_range(ctx, s, big, 1, RB_EXIT_CODE_MAX, "", "");
+		return fail_range(ctx, s, shown, 1, RB_EXIT_CODE_MAX, "", "");
 	if (r->kind == K_CAP && (v < c->cap_min || v > c->bound))
-		return fail_range(ctx, s, big, c->cap_min, c->bound, "", "");
+		return fail_range(ctx, s, shown, c->cap_min, c->bound, "", "");
 	if ((r->kind == K_VALUE || r->kind == K_OVERRIDE) &&
-	    check_value(ctx, s, v, big, cfg, (rb_cap_key)r->arg) < 0)
+	    check_value(ctx, s, v, shown, cfg, (rb_cap_key)r->arg) < 0)
 		return -1;
 	if (r->kind == K_OVERRIDE)
 		rb_cap_set(dst, (rb_cap_key)r->arg, (int)v);
