@@ -833,10 +833,6 @@ done:
 
 int rb_config_load(const char *path, rb_config **out, rb_err *err)
 {
-	if (!path || !path[0]) {
-		*out = NULL;
-		errno = EINVAL;
-		return rb_err_set(err, "(no path): cannot read: no config file given");
-	}
-	return rb_config_load_args(path, 0, NULL, NULL, out, err);
+	/* no path is no file, not the built-in defaults */
+	return rb_config_load_args(path ? path : "", 0, NULL, NULL, out, err);
 }

@@ -467,27 +467,6 @@ static int record_rules(rb_config *cfg, const cset *s, const rb_exit_rules *l,
 	return 0;
 }
 
-static int record_section(rb_config *cfg, const cset *g, const section *sec,
-			  const char *base, const char *prefix, bool defaults);
-
-/* Each partition or account of arr (g: their group, in the same order). */
-static int record_named(rb_config *cfg, const cset *g, const key_row *r)
-{
-	const rb_named_overrides *arr = r->arg ? cfg->accounts :
-						 cfg->partitions;
-	size_t n = r->arg ? cfg->n_accounts : cfg->n_partitions;
-	char prefix[RB_NAME_MAX + 32];
-
-	for (size_t i = 0; i < n; i++) {
-		snprintf(prefix, sizeof(prefix), "%s.%s.", r->name, arr[i].name);
-		if (record_section(cfg, config_setting_get_elem(g, (unsigned int)i),
-				   &cf_override_section, (const char *)&arr[i],
-				   prefix, false) < 0)
-			return -1;
-	}
-	return 0;
-}
-
 /* Every key of sec (with defaults, also those not written). */
 static int record_section(rb_config *cfg, const cset *g, const section *sec,
 			  const char *base, const char *prefix, bool defaults)
@@ -502,8 +481,18 @@ static int record_section(rb_config *cfg, const cset *g, const section *sec,
 		if (r->kind == K_GROUP) {
 			snprintf(key, sizeof(key), "%s%s.", prefix, r->name);
 			err = record_section(cfg, s, r->more, base, key, defaults);
-		} else if (r->kind == K_NAMED) {
-			err = s ? record_named(cfg, s, r) : 0;
+		} else if (r->kind == K_NAMED) { /* in the order of g's groups */
+			const rb_named_overrides *arr = r->arg ? cfg->accounts :
+								 cfg->partitions;
+			size_t n = r->arg ? cfg->n_accounts : cfg->n_partitions;
+			char group[RB_NAME_MAX + 32];
+
+			for (size_t i = 0; s && i < n && err == 0; i++) {
+				snprintf(group, sizeof(group), "%s.%s.", r->name, arr[i].name);
+				err = record_section(cfg, config_setting_get_elem(s, (unsigned int)i),
+						     &cf_override_section, (const char *)&arr[i],
+						     group, false);
+			}
 		} else if (r->kind == K_RULES) {
 			err = record_rules(cfg, s, (const rb_exit_rules *)(base + r->off),
 					   prefix, defaults);
