@@ -523,12 +523,8 @@ static int check_group(load_ctx *ctx, const cset *g, const section *sec)
 			continue;
 		key_path(g, where, sizeof(where));
 		key_path(s, key, sizeof(key));
-		if (where[0])
-			return fail_at(ctx, s, NULL,
-				       "unknown key \"%s\" (known keys in %s: %s)",
-				       key, where, sec->known);
-		return fail_at(ctx, s, NULL, "unknown key \"%s\" (known keys: %s)",
-			       key, sec->known);
+		return fail_at(ctx, s, NULL, "unknown key \"%s\" (known keys%s%s: %s)",
+			       key, where[0] ? " in " : "", where, sec->known);
 	}
 	return 0;
 }
