@@ -140,9 +140,9 @@ static int named_group(load_ctx *ctx, cset *g, const char *name,
 static int set_leaf(load_ctx *ctx, cset *g, const key_row *r, cf_arg *a)
 {
 	cset *s = config_setting_get_member(g, r->name);
-	bool flag = r->kind == K_BOOL && (strcmp(a->value, "true") == 0 ||
-					  strcmp(a->value, "false") == 0);
-	int num = 0, type;
+	bool is_bool = r->kind == K_BOOL && (strcmp(a->value, "true") == 0 ||
+					     strcmp(a->value, "false") == 0);
+	int integer = 0, type; /* integer: parse_integer's answer */
 	long long v = 0;
 	char other[200];
 
@@ -155,14 +155,14 @@ static int set_leaf(load_ctx *ctx, cset *g, const key_row *r, cf_arg *a)
 	if (s && config_setting_remove(g, r->name) != CONFIG_TRUE)
 		return out_of_memory(ctx);
 	if (r->kind != K_BOOL && r->kind != K_ENUM && r->kind != K_TEXT)
-		num = parse_integer(a->value, &v);
-	if ((a->big = num == 2))
+		integer = parse_integer(a->value, &v);
+	if ((a->big = integer == 2))
 		v = LLONG_MAX;
-	type = flag ? CONFIG_TYPE_BOOL : !num ? CONFIG_TYPE_STRING :
+	type = is_bool ? CONFIG_TYPE_BOOL : !integer ? CONFIG_TYPE_STRING :
 	       v < INT_MIN || v > INT_MAX ? CONFIG_TYPE_INT64 : CONFIG_TYPE_INT;
 	if (!(s = add_member(g, r->name, type, a)) ||
-	    !(flag ? config_setting_set_bool(s, strcmp(a->value, "true") == 0) :
-	      !num ? config_setting_set_string(s, a->value) :
+	    !(is_bool ? config_setting_set_bool(s, strcmp(a->value, "true") == 0) :
+	      !integer ? config_setting_set_string(s, a->value) :
 	      type == CONFIG_TYPE_INT ? config_setting_set_int(s, (int)v) :
 					config_setting_set_int64(s, v)))
 		return out_of_memory(ctx);
