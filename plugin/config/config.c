@@ -34,6 +34,8 @@
 /* the longest partition or account name: record.h's RB_NAME_MAX (256) is
  * the buffer, this plus its NUL */
 #define NAME_LEN_MAX 255
+/* an integer as a message shows it (read_int) */
+#define SHOWN_MAX 64
 
 static const char *const accounting_names[] = { "grouped", "ray", NULL };
 static const char *const track_names[] = { "all", "opt-in", NULL };
@@ -235,26 +237,25 @@ static int fail_at(load_ctx *ctx, const cset *s, const char *shown,
 static int fail_at(load_ctx *ctx, const cset *s, const char *shown,
 		   const char *fmt, ...)
 {
-	char msg[RB_ERR_MAX], key[256] = "", at[16] = "", arg[200];
-	unsigned int line = s ? config_setting_source_line(s) : 0;
+	char msg[RB_ERR_MAX], key[256] = "", at[RB_ERR_MAX], arg[200];
 	const cf_arg *a = cf_arg_of(s);
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (line)
-		snprintf(at, sizeof(at), ":%u", line);
+	if (a) /* a plugstack.conf argument set it: name the argument */
+		snprintf(at, sizeof(at), "%s: argument %s", ctx->label,
+			 quoted(a->arg, 160, arg, sizeof(arg)));
+	else if (s && config_setting_source_line(s))
+		snprintf(at, sizeof(at), "%s:%u", ctx->path,
+			 config_setting_source_line(s));
+	else
+		snprintf(at, sizeof(at), "%s", ctx->path);
 	if (shown)
 		key_path(s, key, sizeof(key));
-	if (a) /* a plugstack.conf argument set it: name the argument */
-		return rb_err_set(ctx->err, "%s: argument %s: %s%s%s%s%s",
-				  ctx->label, quoted(a->arg, 160, arg, sizeof(arg)),
-				  key, shown ? " = " : "", shown ? shown : "",
-				  shown ? " " : "", msg);
-	return rb_err_set(ctx->err, "%s%s: %s%s%s%s%s", ctx->path, at, key,
-			  shown ? " = " : "", shown ? shown : "",
-			  shown ? " " : "", msg);
+	return rb_err_set(ctx->err, "%s: %s%s%s%s%s", at, key, shown ? " = " : "",
+			  shown ? shown : "", shown ? " " : "", msg);
 }
 
 static int fail_type(load_ctx *ctx, const cset *s, const char *expected)
@@ -269,55 +270,45 @@ static int fail_type(load_ctx *ctx, const cset *s, const char *expected)
 /* ---- typed reads -------------------------------------------------------- */
 
 /* An integer setting (int, or int64 that fits; a float is a type error):
- * *v, or LLONG_MAX (over any bound) when it does not fit in an int; *big
- * is the literal as written when libconfig 1.5 wrapped it (config_lex.c). */
-static int read_int(load_ctx *ctx, const cset *s, long long *v,
-		    const char **big)
+ * *v, or LLONG_MAX (over any bound) when it does not fit in an int; shown
+ * (SHOWN_MAX bytes) is the value as messages show it: the literal as
+ * written when libconfig 1.5 wrapped it (config_lex.c). */
+static int read_int(load_ctx *ctx, const cset *s, long long *v, char *shown)
 {
-	const char *name = config_setting_name(s);
+	const char *name = config_setting_name(s), *big = NULL;
 	unsigned int line = config_setting_source_line(s);
 
-	*big = NULL;
 	if (config_setting_type(s) != CONFIG_TYPE_INT &&
 	    config_setting_type(s) != CONFIG_TYPE_INT64) {
 		fail_type(ctx, s, "an integer");
 		return -1;
 	}
-	for (size_t i = 0; name && i < ctx->n_big && !*big; i++) {
+	for (size_t i = 0; name && i < ctx->n_big && !big; i++) {
 		big_literal *b = &ctx->big[i];
 
 		if (!b->used && (b->line == line || b->name_line == line) &&
 		    strcmp(b->name, name) == 0) {
 			b->used = true;
-			*big = b->text;
+			big = b->text;
 		}
 	}
 	if (cf_arg_of(s) && cf_arg_of(s)->big) /* an argument past 64 bits */
-		*big = cf_arg_of(s)->value;
+		big = cf_arg_of(s)->value;
 	*v = config_setting_get_int64(s);
-	if (*big || *v < INT_MIN || *v > INT_MAX)
+	if (big)
+		snprintf(shown, SHOWN_MAX, "%s", big);
+	else
+		snprintf(shown, SHOWN_MAX, "%lld", *v);
+	if (big || *v < INT_MIN || *v > INT_MAX)
 		*v = LLONG_MAX;
 	return 0;
 }
 
-/* An integer that read_int read, as messages show it. */
-static const char *int_text(const cset *s, const char *big, char *buf,
-			    size_t len)
-{
-	if (big)
-		snprintf(buf, len, "%s", big);
-	else
-		snprintf(buf, len, "%lld", config_setting_get_int64(s));
-	return buf;
-}
-
-static int fail_range(load_ctx *ctx, const cset *s, const char *big,
+static int fail_range(load_ctx *ctx, const cset *s, const char *shown,
 		      long long lo, long long hi, const char *unit,
 		      const char *tail)
 {
-	char shown[64];
-
-	return fail_at(ctx, s, int_text(s, big, shown, sizeof(shown)),
+	return fail_at(ctx, s, shown,
 		       "is out of range: must be %lld..%lld%s%s (%s)", lo, hi,
 		       unit, tail, FIX_HINT);
 }
@@ -326,11 +317,11 @@ static int fail_range(load_ctx *ctx, const cset *s, const char *big,
  * its cap or -1 with limits.allow_unlimited, R within its cap and at least
  * 1 when grouped, the timeout within its range. */
 static int check_value(load_ctx *ctx, const cset *s, long long v,
-		       const char *big, const rb_config *cfg, rb_cap_key key)
+		       const char *shown, const rb_config *cfg, rb_cap_key key)
 {
 	const rb_cap_rule *r = rb_cap_rule_of(key);
 	rb_cap_judgement j = rb_cap_judge(cfg, key, v);
-	char shown[64], tail[64] = "";
+	char tail[64] = "";
 
 	if (j.verdict == RB_CAP_FITS)
 		return 0;
@@ -339,7 +330,7 @@ static int check_value(load_ctx *ctx, const cset *s, long long v,
 			       "is not allowed: limits.allow_unlimited is false (set limits.allow_unlimited = true, or give a value 0..%d, then run restore-budget check-config)",
 			       j.cap);
 	if (j.verdict == RB_CAP_OVER_CAP)
-		return fail_at(ctx, s, int_text(s, big, shown, sizeof(shown)),
+		return fail_at(ctx, s, shown,
 			       "exceeds the cap limits.%s = %d (lower it to at most %d or raise the cap, then run restore-budget check-config)",
 			       r->config_key, j.cap, j.cap);
 	if (r->unlimited)
@@ -347,7 +338,7 @@ static int check_value(load_ctx *ctx, const cset *s, long long v,
 	else if (r->one_when_grouped)
 		snprintf(tail, sizeof(tail), " with restore_accounting = \"%s\"",
 			 rb_accounting_name(cfg->accounting));
-	return fail_range(ctx, s, big, j.min, r->bound, r->unit, tail);
+	return fail_range(ctx, s, shown, j.min, r->bound, r->unit, tail);
 }
 
 static int read_string(load_ctx *ctx, const cset *s, const char **out)
@@ -428,7 +419,7 @@ static int load_codes(load_ctx *ctx, const cset *s, const char *where,
 		      rb_exit_rule_entry *r)
 {
 	int type = config_setting_type(s);
-	char shown[64];
+	char shown[SHOWN_MAX];
 
 	if (type != CONFIG_TYPE_ARRAY && type != CONFIG_TYPE_LIST)
 		return fail_type(ctx, s, "an array [N, ...] of exit codes");
@@ -438,16 +429,14 @@ static int load_codes(load_ctx *ctx, const cset *s, const char *where,
 			       where, RB_EXIT_CODE_MAX, FIX_HINT);
 	for (int i = 0; i < config_setting_length(s); i++) {
 		const cset *e = config_setting_get_elem(s, (unsigned int)i);
-		const char *big;
 		long long v;
 
-		if (read_int(ctx, e, &v, &big) < 0)
+		if (read_int(ctx, e, &v, shown) < 0)
 			return -1;
 		if (v < 0 || v > RB_EXIT_CODE_MAX)
 			return fail_at(ctx, e, NULL,
 				       "%s.codes: %s is out of range: exit codes are 0..%d (%s)",
-				       where, int_text(e, big, shown, sizeof(shown)),
-				       RB_EXIT_CODE_MAX, FIX_HINT);
+				       where, shown, RB_EXIT_CODE_MAX, FIX_HINT);
 		r->codes[v / 8] |= (uint8_t)(1u << (v % 8));
 	}
 	return 0;
@@ -510,30 +499,32 @@ fail:
 
 /* ---- sections ----------------------------------------------------------- */
 
+/* (config_int.h) */
+const key_row *cf_find_row(const section *sec, const char *name, size_t len)
+{
+	for (const key_row *r = sec->rows; r->name; r++)
+		if (strlen(r->name) == len && strncmp(r->name, name, len) == 0)
+			return r;
+	return NULL;
+}
+
 /* g is a group of sec's keys only. */
 static int check_group(load_ctx *ctx, const cset *g, const section *sec)
 {
 	char where[256], key[256];
-	const key_row *r;
 
 	if (config_setting_type(g) != CONFIG_TYPE_GROUP)
 		return fail_type(ctx, g, sec->shape);
 	for (int i = 0; i < config_setting_length(g); i++) {
 		const cset *s = config_setting_get_elem(g, (unsigned int)i);
+		const char *name = config_setting_name(s);
 
-		for (r = sec->rows; r->name; r++)
-			if (strcmp(r->name, config_setting_name(s)) == 0)
-				break;
-		if (r->name)
+		if (cf_find_row(sec, name, strlen(name)))
 			continue;
 		key_path(g, where, sizeof(where));
 		key_path(s, key, sizeof(key));
-		if (where[0])
-			return fail_at(ctx, s, NULL,
-				       "unknown key \"%s\" (known keys in %s: %s)",
-				       key, where, sec->known);
-		return fail_at(ctx, s, NULL, "unknown key \"%s\" (known keys: %s)",
-			       key, sec->known);
+		return fail_at(ctx, s, NULL, "unknown key \"%s\" (known keys%s%s: %s)",
+			       key, where[0] ? " in " : "", where, sec->known);
 	}
 	return 0;
 }
@@ -587,7 +578,7 @@ static int load_row(load_ctx *ctx, const cset *s, const key_row *r,
 {
 	const rb_cap_rule *c = rb_cap_rule_of((rb_cap_key)r->arg);
 	void *dst = base + r->off;
-	const char *big = NULL;
+	char shown[SHOWN_MAX];
 	long long v = 0;
 	int e = 0;
 
@@ -613,14 +604,14 @@ static int load_row(load_ctx *ctx, const cset *s, const key_row *r,
 	default:
 		break;
 	}
-	if (read_int(ctx, s, &v, &big) < 0)
+	if (read_int(ctx, s, &v, shown) < 0)
 		return -1;
 	if (r->kind == K_REQUEUE && (v < 1 || v > RB_EXIT_CODE_MAX))
-		return fail_range(ctx, s, big, 1, RB_EXIT_CODE_MAX, "", "");
+		return fail_range(ctx, s, shown, 1, RB_EXIT_CODE_MAX, "", "");
 	if (r->kind == K_CAP && (v < c->cap_min || v > c->bound))
-		return fail_range(ctx, s, big, c->cap_min, c->bound, "", "");
+		return fail_range(ctx, s, shown, c->cap_min, c->bound, "", "");
 	if ((r->kind == K_VALUE || r->kind == K_OVERRIDE) &&
-	    check_value(ctx, s, v, big, cfg, (rb_cap_key)r->arg) < 0)
+	    check_value(ctx, s, v, shown, cfg, (rb_cap_key)r->arg) < 0)
 		return -1;
 	if (r->kind == K_OVERRIDE)
 		rb_cap_set(dst, (rb_cap_key)r->arg, (int)v);
@@ -755,7 +746,7 @@ static rb_config *load_root(load_ctx *ctx, const cset *root, const char *file)
 	    config_setting_get_member(root, "state_dir"))
 		cfg->store = RB_STORE_DIR;
 	errno = ENOMEM;
-	if (cf_record_settings(ctx, root, cfg) < 0) {
+	if (cf_record_settings(root, cfg) < 0) {
 		rb_err_set(ctx->err, "%s: out of memory", ctx->path);
 		goto fail;
 	}
@@ -838,10 +829,6 @@ done:
 
 int rb_config_load(const char *path, rb_config **out, rb_err *err)
 {
-	if (!path || !path[0]) {
-		*out = NULL;
-		errno = EINVAL;
-		return rb_err_set(err, "(no path): cannot read: no config file given");
-	}
-	return rb_config_load_args(path, 0, NULL, NULL, out, err);
+	/* no path is no file, not the built-in defaults */
+	return rb_config_load_args(path ? path : "", 0, NULL, NULL, out, err);
 }

@@ -15,6 +15,7 @@
 
 #include "base/base.h"
 #include "rule/rule.h"
+#include "slurm/slurm.h"
 
 #define RB_DEFAULT_CONFIG_PATH "/etc/slurm/restore_budget.conf"
 #define RB_DEFAULT_STATE_DIR "/var/spool/slurm/restore_budget"
@@ -194,8 +195,22 @@ int rb_config_check_caps(const rb_config *cfg, const rb_overrides *job,
  * '\\' escaped), truncated with "..." when it does not fit. */
 void rb_config_quote(const char *s, char *buf, size_t len);
 
-/* config.h is the folder's public header: what the exit rules and
- * Slurm's RequeueExit make of each other (check-config, the batch step) */
-#include "requeue_exit.h"
+/*
+ * The code a job exits with when its restore fails, so that Slurm requeues
+ * it (RESTORE_BUDGET_REQUEUE_EXIT; docs/rule.md, "The requeue code"): cfg's
+ * requeue_exit if set, else the first code of RequeueExit (slurm NULL:
+ * slurm.conf could not be read), else 0 (unknown: the job is not told one).
+ * Pure: slurm.conf is read by the caller (slurmconf.h).
+ */
+int rb_requeue_exit_of(const rb_config *cfg, const rb_requeue_exit *slurm);
+
+/*
+ * The warning of check-config when cfg sets requeue_exit to a code that
+ * slurm.conf (at slurm_path, read into slurm) does not requeue: one line
+ * naming both files, the code, the RequeueExit list and what to do. 1 and
+ * the line in buf, or 0 (nothing to say: buf is "").
+ */
+int rb_requeue_exit_warning(const rb_config *cfg, const rb_requeue_exit *slurm,
+			    const char *slurm_path, char *buf, size_t len);
 
 #endif

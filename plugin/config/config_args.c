@@ -59,15 +59,6 @@ static cset *add_member(cset *g, const char *name, int type, const cf_arg *a)
 	return s;
 }
 
-static const key_row *find_row(const section *sec, const char *name,
-			       size_t len)
-{
-	for (const key_row *r = sec->rows; r->name; r++)
-		if (strlen(r->name) == len && strncmp(r->name, name, len) == 0)
-			return r;
-	return NULL;
-}
-
 /* ---- values ------------------------------------------------------------- */
 
 /* Strict decimal with an optional '-': 1 and *v; 2 when it does not fit in
@@ -82,48 +73,6 @@ static int parse_integer(const char *s, long long *v)
 	errno = 0;
 	*v = strtoll(s, &end, 10);
 	return errno == ERANGE ? 2 : 1;
-}
-
-/* Set leaf s (a fresh setting of the type the text asks for) to text. */
-static int set_scalar(cset *s, const char *text)
-{
-	long long v = 0;
-
-	switch (config_setting_type(s)) {
-	case CONFIG_TYPE_BOOL:
-		return config_setting_set_bool(s, strcmp(text, "true") == 0) ? 0 : -1;
-	case CONFIG_TYPE_INT:
-		parse_integer(text, &v);
-		return config_setting_set_int(s, (int)v) ? 0 : -1;
-	case CONFIG_TYPE_INT64:
-		parse_integer(text, &v);
-		return config_setting_set_int64(s, v) ? 0 : -1;
-	default:
-		return config_setting_set_string(s, text) ? 0 : -1;
-	}
-}
-
-/* The libconfig type that carries text for a key of kind: the key's own
- * when text is of that type, else a string, which the schema then reports
- * as the wrong type. *big: an integer past 64 bits, kept as the largest
- * int64 with its text for the message. */
-static int type_of(key_kind kind, const char *text, bool *big)
-{
-	long long v = 0;
-	int n;
-
-	*big = false;
-	if (kind == K_BOOL)
-		return strcmp(text, "true") == 0 || strcmp(text, "false") == 0 ?
-			       CONFIG_TYPE_BOOL : CONFIG_TYPE_STRING;
-	if (kind == K_ENUM || kind == K_TEXT)
-		return CONFIG_TYPE_STRING;
-	n = parse_integer(text, &v);
-	if (n == 0)
-		return CONFIG_TYPE_STRING;
-	*big = n == 2;
-	return *big || v < INT_MIN || v > INT_MAX ? CONFIG_TYPE_INT64 :
-						   CONFIG_TYPE_INT;
 }
 
 /* ---- where an argument goes --------------------------------------------- */
@@ -164,36 +113,38 @@ static int named_group(load_ctx *ctx, cset *g, const char *name,
 		       bool ignore_case, const cf_arg *a, cset **out)
 {
 	char made[32];
-	cset *e, *n;
+	cset *n;
 
 	for (int i = 0; i < config_setting_length(g); i++) {
-		e = config_setting_get_elem(g, (unsigned int)i);
-		if (config_setting_type(e) == CONFIG_TYPE_GROUP &&
-		    (ignore_case ? strcasecmp(group_name(e), name) :
-				   strcmp(group_name(e), name)) == 0) {
-			*out = e;
+		*out = config_setting_get_elem(g, (unsigned int)i);
+		if (config_setting_type(*out) == CONFIG_TYPE_GROUP &&
+		    (ignore_case ? strcasecmp(group_name(*out), name) :
+				   strcmp(group_name(*out), name)) == 0)
 			return 0;
-		}
 	}
-	if ((e = add_member(g, name, CONFIG_TYPE_GROUP, a))) {
-		*out = e;
+	if ((*out = add_member(g, name, CONFIG_TYPE_GROUP, a)))
 		return 0;
-	}
 	snprintf(made, sizeof(made), "arg%d", config_setting_length(g) + 1);
-	if (!(e = add_member(g, made, CONFIG_TYPE_GROUP, a)) ||
-	    !(n = add_member(e, "name", CONFIG_TYPE_STRING, a)) ||
-	    set_scalar(n, name) < 0)
+	if (!(*out = add_member(g, made, CONFIG_TYPE_GROUP, a)) ||
+	    !(n = add_member(*out, "name", CONFIG_TYPE_STRING, a)) ||
+	    !config_setting_set_string(n, name))
 		return out_of_memory(ctx);
-	*out = e;
 	return 0;
 }
 
-/* A leaf key: replace the file's value, refuse a second argument. */
+/* A leaf key: replace the file's value, refuse a second argument. The
+ * value goes in as the key's own type when the text is of that type, else
+ * as a string, which the schema then reports as the wrong type; an integer
+ * past 64 bits goes in as the largest int64, its text kept (a->big) for the
+ * message. */
 static int set_leaf(load_ctx *ctx, cset *g, const key_row *r, cf_arg *a)
 {
 	cset *s = config_setting_get_member(g, r->name);
+	bool is_bool = r->kind == K_BOOL && (strcmp(a->value, "true") == 0 ||
+					     strcmp(a->value, "false") == 0);
+	int integer = 0, type; /* integer: parse_integer's answer */
+	long long v = 0;
 	char other[200];
-	int type;
 
 	if (cf_arg_of(s)) {
 		rb_config_quote(cf_arg_of(s)->arg, other, sizeof(other));
@@ -203,27 +154,23 @@ static int set_leaf(load_ctx *ctx, cset *g, const key_row *r, cf_arg *a)
 	}
 	if (s && config_setting_remove(g, r->name) != CONFIG_TRUE)
 		return out_of_memory(ctx);
-	type = type_of(r->kind, a->value, &a->big);
+	if (r->kind != K_BOOL && r->kind != K_ENUM && r->kind != K_TEXT)
+		integer = parse_integer(a->value, &v);
+	if ((a->big = integer == 2))
+		v = LLONG_MAX;
+	type = is_bool ? CONFIG_TYPE_BOOL : !integer ? CONFIG_TYPE_STRING :
+	       v < INT_MIN || v > INT_MAX ? CONFIG_TYPE_INT64 : CONFIG_TYPE_INT;
 	if (!(s = add_member(g, r->name, type, a)) ||
-	    set_scalar(s, a->big ? "9223372036854775807" : a->value) < 0)
+	    !(is_bool ? config_setting_set_bool(s, strcmp(a->value, "true") == 0) :
+	      !integer ? config_setting_set_string(s, a->value) :
+	      type == CONFIG_TYPE_INT ? config_setting_set_int(s, (int)v) :
+					config_setting_set_int64(s, v)))
 		return out_of_memory(ctx);
 	ctx->n_applied++;
 	return 0;
 }
 
 /* ---- exit rules: one argument per action -------------------------------- */
-
-/* The action of rule group e, or -1. */
-static int rule_action(const cset *e)
-{
-	const cset *s = config_setting_get_member(e, "action");
-	const char *v = s ? config_setting_get_string(s) : NULL;
-
-	for (int i = 0; v && cf_action_names[i]; i++)
-		if (strcmp(v, cf_action_names[i]) == 0)
-			return i;
-	return -1;
-}
 
 /* -1 if code is already under another action of list (a code goes under
  * one action only, or the first match would depend on the arguments'
@@ -284,12 +231,11 @@ static int add_codes(load_ctx *ctx, const cset *list, cset *codes, cf_arg *a)
 static int set_rule(load_ctx *ctx, cset *g, const char *action, cf_arg *a)
 {
 	cset *list = config_setting_get_member(g, "exit_rules"), *e, *s;
-	int act = -1;
+	bool known = false;
 
 	for (int i = 0; cf_action_names[i]; i++)
-		if (strcmp(action, cf_action_names[i]) == 0)
-			act = i;
-	if (act < 0)
+		known |= strcmp(action, cf_action_names[i]) == 0;
+	if (!known)
 		return fail_arg(ctx, a,
 				"unknown exit rule action (known: exit_rules.failure, exit_rules.restore_failure, exit_rules.fatal, exit_rules.ignore, each =CODE,CODE...; %s)",
 				ARG_HINT);
@@ -300,14 +246,16 @@ static int set_rule(load_ctx *ctx, cset *g, const char *action, cf_arg *a)
 		list = add_member(g, "exit_rules", CONFIG_TYPE_LIST, a);
 	if (!list)
 		return out_of_memory(ctx);
+	/* the list is the arguments': each rule has the action it was given */
 	for (int i = 0; i < config_setting_length(list); i++)
-		if (rule_action(config_setting_get_elem(list, (unsigned int)i)) == act)
+		if ((s = config_setting_get_member(config_setting_get_elem(list, (unsigned int)i), "action")) &&
+		    strcmp(config_setting_get_string(s), action) == 0)
 			return fail_arg(ctx, a,
 					"exit_rules.%s is already set: give each action once, its codes comma-separated (%s)",
 					action, ARG_HINT);
 	if (!(e = add_member(list, NULL, CONFIG_TYPE_GROUP, a)) ||
 	    !(s = add_member(e, "action", CONFIG_TYPE_STRING, a)) ||
-	    set_scalar(s, action) < 0 ||
+	    !config_setting_set_string(s, action) ||
 	    !(s = add_member(e, "codes", CONFIG_TYPE_LIST, a)))
 		return out_of_memory(ctx);
 	ctx->n_applied++;
@@ -349,7 +297,7 @@ static int set_named(load_ctx *ctx, cset *g, const key_row *r,
 		return -1;
 	if (strncmp(key, "exit_rules.", 11) == 0)
 		return set_rule(ctx, group, key + 11, a);
-	row = find_row(&cf_override_section, key, strlen(key));
+	row = cf_find_row(&cf_override_section, key, strlen(key));
 	if (!row)
 		return fail_arg(ctx, a, "unknown key \"%s\" of %s \"%s\" (known keys: %s; %s)",
 				key, what, q, cf_override_section.known, ARG_HINT);
@@ -361,7 +309,7 @@ static int set_key(load_ctx *ctx, cset *g, const section *sec,
 		   const char *key, cf_arg *a)
 {
 	size_t n = strcspn(key, ".");
-	const key_row *r = find_row(sec, key, n);
+	const key_row *r = cf_find_row(sec, key, n);
 	const char *rest = key[n] ? key + n + 1 : NULL;
 
 	if (!r && sec == &cf_top_section)
@@ -428,26 +376,16 @@ int cf_apply_args(load_ctx *ctx, cset *root, int ac, char *const *av)
 
 /* ---- the settings in force and their origins ---------------------------- */
 
-typedef struct {
-	rb_config *cfg;
-	size_t cap;
-} recorder;
-
-/* Append key = value from s (NULL: a built-in default). */
-static int record(recorder *rc, const char *key, const char *value,
+/* Append key = value from s (NULL: a built-in default) to cfg->settings. */
+static int record(rb_config *cfg, const char *key, const char *value,
 		  const cset *s)
 {
-	rb_config *cfg = rc->cfg;
-	rb_setting *e;
+	rb_setting *e = realloc(cfg->settings,
+				(cfg->n_settings + 1) * sizeof(*e));
 
-	if (cfg->n_settings == rc->cap) {
-		size_t cap = rc->cap ? rc->cap * 2 : 32;
-
-		if (!(e = realloc(cfg->settings, cap * sizeof(*e))))
-			return -1;
-		cfg->settings = e;
-		rc->cap = cap;
-	}
+	if (!e)
+		return -1;
+	cfg->settings = e;
 	e = &cfg->settings[cfg->n_settings];
 	*e = (rb_setting){ .key = strdup(key), .value = strdup(value),
 			   .from = !s ? RB_FROM_DEFAULT :
@@ -508,50 +446,29 @@ static void codes_text(const rb_exit_rule_entry *r, char *buf, size_t len)
 
 /* An exit_rules list (s its setting, NULL when not written): one setting
  * per rule, "exit_rules.fatal" = "3,4"; "(none)" for a list set empty. */
-static int record_rules(recorder *rc, const cset *s, const rb_exit_rules *l,
+static int record_rules(rb_config *cfg, const cset *s, const rb_exit_rules *l,
 			const char *prefix, bool defaults)
 {
 	char key[RB_NAME_MAX + 64], codes[1024];
 
 	snprintf(key, sizeof(key), "%sexit_rules", prefix);
 	if (!l->set)
-		return defaults ? record(rc, key, "(none)", NULL) : 0;
+		return defaults ? record(cfg, key, "(none)", NULL) : 0;
 	if (l->n == 0)
-		return record(rc, key, "(none)", s);
+		return record(cfg, key, "(none)", s);
 	for (size_t i = 0; i < l->n; i++) {
 		snprintf(key, sizeof(key), "%sexit_rules.%s", prefix,
 			 cf_action_names[l->rules[i].action - RB_EXIT_RULE_FAILURE]);
 		codes_text(&l->rules[i], codes, sizeof(codes));
-		if (record(rc, key, codes,
+		if (record(cfg, key, codes,
 			   config_setting_get_elem(s, (unsigned int)i)) < 0)
 			return -1;
 	}
 	return 0;
 }
 
-static int record_section(recorder *rc, const cset *g, const section *sec,
-			  const char *base, const char *prefix, bool defaults);
-
-/* Each partition or account of arr (g: their group, in the same order). */
-static int record_named(recorder *rc, const cset *g, const key_row *r)
-{
-	const rb_named_overrides *arr = r->arg ? rc->cfg->accounts :
-						 rc->cfg->partitions;
-	size_t n = r->arg ? rc->cfg->n_accounts : rc->cfg->n_partitions;
-	char prefix[RB_NAME_MAX + 32];
-
-	for (size_t i = 0; i < n; i++) {
-		snprintf(prefix, sizeof(prefix), "%s.%s.", r->name, arr[i].name);
-		if (record_section(rc, config_setting_get_elem(g, (unsigned int)i),
-				   &cf_override_section, (const char *)&arr[i],
-				   prefix, false) < 0)
-			return -1;
-	}
-	return 0;
-}
-
 /* Every key of sec (with defaults, also those not written). */
-static int record_section(recorder *rc, const cset *g, const section *sec,
+static int record_section(rb_config *cfg, const cset *g, const section *sec,
 			  const char *base, const char *prefix, bool defaults)
 {
 	char key[RB_NAME_MAX + 64], value[RB_PATH_MAX + 16];
@@ -563,16 +480,26 @@ static int record_section(recorder *rc, const cset *g, const section *sec,
 		snprintf(key, sizeof(key), "%s%s", prefix, r->name);
 		if (r->kind == K_GROUP) {
 			snprintf(key, sizeof(key), "%s%s.", prefix, r->name);
-			err = record_section(rc, s, r->more, base, key, defaults);
-		} else if (r->kind == K_NAMED) {
-			err = s ? record_named(rc, s, r) : 0;
+			err = record_section(cfg, s, r->more, base, key, defaults);
+		} else if (r->kind == K_NAMED) { /* in the order of g's groups */
+			const rb_named_overrides *arr = r->arg ? cfg->accounts :
+								 cfg->partitions;
+			size_t n = r->arg ? cfg->n_accounts : cfg->n_partitions;
+			char group[RB_NAME_MAX + 32];
+
+			for (size_t i = 0; s && i < n && err == 0; i++) {
+				snprintf(group, sizeof(group), "%s.%s.", r->name, arr[i].name);
+				err = record_section(cfg, config_setting_get_elem(s, (unsigned int)i),
+						     &cf_override_section, (const char *)&arr[i],
+						     group, false);
+			}
 		} else if (r->kind == K_RULES) {
-			err = record_rules(rc, s, (const rb_exit_rules *)(base + r->off),
+			err = record_rules(cfg, s, (const rb_exit_rules *)(base + r->off),
 					   prefix, defaults);
 		} else if ((s || defaults) &&
 			   !(r->kind == K_TEXT && r->arg == T_NAME)) {
 			row_value(r, base, value, sizeof(value));
-			err = record(rc, key, value, s);
+			err = record(cfg, key, value, s);
 		}
 		if (err < 0)
 			return -1;
@@ -581,11 +508,8 @@ static int record_section(recorder *rc, const cset *g, const section *sec,
 }
 
 /* (config_int.h) */
-int cf_record_settings(load_ctx *ctx, const cset *root, rb_config *cfg)
+int cf_record_settings(const cset *root, rb_config *cfg)
 {
-	recorder rc = { .cfg = cfg };
-
-	(void)ctx;
-	return record_section(&rc, root, &cf_top_section, (const char *)cfg, "",
+	return record_section(cfg, root, &cf_top_section, (const char *)cfg, "",
 			      true);
 }

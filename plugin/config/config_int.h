@@ -84,6 +84,9 @@ extern const section cf_top_section;
 extern const section cf_override_section;
 extern const char *const cf_action_names[];
 
+/* The row of sec named name[0..len), or NULL. */
+const key_row *cf_find_row(const section *sec, const char *name, size_t len);
+
 /* The setting's argument, or NULL when it comes from the file. */
 static inline const cf_arg *cf_arg_of(const cset *s)
 {
@@ -95,7 +98,7 @@ static inline const cf_arg *cf_arg_of(const cset *s)
  * key, is given twice, or cannot go where it says. */
 int cf_apply_args(load_ctx *ctx, cset *root, int ac, char *const *av);
 /* Fill cfg->settings from the merged root and the loaded cfg. */
-int cf_record_settings(load_ctx *ctx, const cset *root, rb_config *cfg);
+int cf_record_settings(const cset *root, rb_config *cfg);
 
 /* Read the whole file, refusing one that others could change. Keeps errno
  * of the failure for the caller. */

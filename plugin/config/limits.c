@@ -38,15 +38,16 @@ static void append_line(char *warn, size_t warnlen, const char *fmt, ...)
 	va_end(ap);
 }
 
-static const rb_named_overrides *find_named(const rb_named_overrides *arr,
-					    size_t n, const char *name,
-					    bool ignore_case)
+/* The partitions' (accounts false) or accounts' overrides for name. */
+static const rb_named_overrides *find_named(const rb_config *cfg,
+					    const char *name, bool accounts)
 {
-	if (!name)
-		return NULL;
-	for (size_t i = 0; i < n; i++)
-		if (ignore_case ? !strcasecmp(arr[i].name, name) :
-				  !strcmp(arr[i].name, name))
+	const rb_named_overrides *arr = accounts ? cfg->accounts : cfg->partitions;
+	size_t n = accounts ? cfg->n_accounts : cfg->n_partitions;
+
+	for (size_t i = 0; name && i < n; i++)
+		if (accounts ? !strcasecmp(arr[i].name, name) :
+			       !strcmp(arr[i].name, name))
 			return &arr[i];
 	return NULL;
 }
@@ -111,10 +112,9 @@ int rb_config_resolve(const rb_config *cfg, const char *partition,
 		.count_preemptions = cfg->count_preemptions,
 		.max_interruptions = cfg->max_interruptions,
 	};
-	if ((p = find_named(cfg->partitions, cfg->n_partitions, partition,
-			    false)))
+	if ((p = find_named(cfg, partition, false)))
 		apply(out, &p->values);
-	if ((a = find_named(cfg->accounts, cfg->n_accounts, account, true)))
+	if ((a = find_named(cfg, account, true)))
 		apply(out, &a->values);
 	if (!job)
 		return 0;
@@ -131,11 +131,10 @@ int rb_config_resolve(const rb_config *cfg, const char *partition,
 rb_exit_rule rb_config_exit_rule(const rb_config *cfg, const char *partition,
 				 const char *account, int code)
 {
-	const rb_named_overrides *p, *a;
+	const rb_named_overrides *p = find_named(cfg, partition, false);
+	const rb_named_overrides *a = find_named(cfg, account, true);
 	const rb_exit_rules *list = &cfg->exit_rules;
 
-	p = find_named(cfg->partitions, cfg->n_partitions, partition, false);
-	a = find_named(cfg->accounts, cfg->n_accounts, account, true);
 	if (a && a->exit_rules.set)
 		list = &a->exit_rules;
 	else if (p && p->exit_rules.set)
@@ -245,7 +244,7 @@ int rb_config_check_caps(const rb_config *cfg, const rb_overrides *job,
 	return 0;
 }
 
-/* ---- the requeue code (requeue_exit.h) ---------------------------------- */
+/* ---- the requeue code (config.h) ----------------------------------------- */
 
 int rb_requeue_exit_of(const rb_config *cfg, const rb_requeue_exit *slurm)
 {
@@ -266,18 +265,11 @@ int rb_requeue_exit_warning(const rb_config *cfg, const rb_requeue_exit *slurm,
 		return 0;
 	if (!slurm->set)
 		snprintf(buf, len,
-			 "warning: requeue_exit = %d in %s, but %s sets no "
-			 "RequeueExit: Slurm will not requeue a job that exits "
-			 "%d after a failed restore (add RequeueExit=%d to %s "
-			 "and run scontrol reconfigure, or remove requeue_exit)",
+			 "warning: requeue_exit = %d in %s, but %s sets no RequeueExit: Slurm will not requeue a job that exits %d after a failed restore (add RequeueExit=%d to %s and run scontrol reconfigure, or remove requeue_exit)",
 			 code, cfg->path, slurm_path, code, code, slurm_path);
 	else
 		snprintf(buf, len,
-			 "warning: requeue_exit = %d in %s is not in "
-			 "RequeueExit=%s of %s: Slurm will not requeue a job "
-			 "that exits %d after a failed restore (set requeue_exit "
-			 "to one of %s, or add %d to RequeueExit and run "
-			 "scontrol reconfigure)",
+			 "warning: requeue_exit = %d in %s is not in RequeueExit=%s of %s: Slurm will not requeue a job that exits %d after a failed restore (set requeue_exit to one of %s, or add %d to RequeueExit and run scontrol reconfigure)",
 			 code, cfg->path, slurm->text, slurm_path, code,
 			 slurm->text, code);
 	return 1;

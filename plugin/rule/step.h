@@ -35,7 +35,7 @@ typedef struct {
 void rb_step_env_of(const rb_record *rec, int64_t attempt, rb_phase phase,
 		    const char *checkpoint, rb_step_env *out);
 
-/* Give the job RESTORE_BUDGET_REQUEUE_EXIT=code (requeue_exit.h); code 0
+/* Give the job RESTORE_BUDGET_REQUEUE_EXIT=code (config.h); code 0
  * (unknown) leaves it unset. */
 void rb_step_env_set_requeue_exit(rb_step_env *env, int code);
 

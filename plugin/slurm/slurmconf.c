@@ -122,7 +122,7 @@ static bool add_codes(const char *tok, size_t n, rb_requeue_exit *out)
 	    hi > RB_REQUEUE_CODE_MAX)
 		return false;
 	for (long c = lo; c <= hi; c++) {
-		/* 0 is no requeue code to exit with (requeue_exit.h) */
+		/* 0 is no requeue code to exit with (config.h) */
 		if (out->first < 0 && c > 0)
 			out->first = (int)c;
 		out->codes[c / 8] |= (uint8_t)(1u << (c % 8));

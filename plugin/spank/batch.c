@@ -66,7 +66,7 @@ static void setenv_str(spank_t sp, const char *name, const char *value)
 		rb_log(RB_LOG_ERROR, "cannot set %s in the job's environment", name);
 }
 
-/* requeue_exit, else the first of slurm.conf's RequeueExit (requeue_exit.h). */
+/* requeue_exit, else the first of slurm.conf's RequeueExit (config.h). */
 static int requeue_exit_code(const rb_config *cfg)
 {
 	const char *path = env_or("SLURM_CONF", RB_SLURM_CONF_DEFAULT);

@@ -17,7 +17,6 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "requeue_exit.h"
 #include "slurmconf.h"
 #include "step.h"
 
