@@ -49,20 +49,6 @@ void rb_ledger_close(rb_ledger *l);
 int rb_ledger_open_read(const char *state_dir, const char *cluster,
 			rb_ledger **out, rb_err *err);
 
-/* What rb_ledger_check_state_dir finds. */
-typedef enum {
-	RB_STATE_DIR_OK = 0,
-	RB_STATE_DIR_NOT_A_DIRECTORY,  /* a symlink, a file, ... */
-	RB_STATE_DIR_UNTRUSTED,        /* not root's, or group/other-writable */
-} rb_state_dir_verdict;
-
-/* The one judgement of a state_dir (docs/security.md, "Trust"): a real
- * directory, owned by root, not writable by group or others. st: its lstat,
- * or the fstat of it opened with O_NOFOLLOW. rb_ledger_open uses it; a
- * caller that words its own message asks it too. */
-rb_state_dir_verdict rb_ledger_check_state_dir(const struct stat *st);
-
-
 /* Lock job_id's record (creating its root-only lock file and the event log
  * if needed): waits at most RB_LEDGER_LOCK_WAIT_MS for another holder, then
  * fails with err set. WRITE mode only. */

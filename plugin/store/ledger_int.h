@@ -60,11 +60,8 @@ const char *lg_job_path(const rb_ledger *l, uint32_t job_id, const char *name,
 			char *buf, size_t len);
 
 /* ---- ledger_fs.c: trust and safe opens ----------------------------------- */
-/* 0 if st is owned by root and not writable by group or others, else -1
- * with err naming path and the fix. */
-int lg_check_trusted(const struct stat *st, const char *path, rb_err *err);
-/* state_dir opened (dir_flag: O_PATH or O_RDONLY) and judged by
- * rb_ledger_check_state_dir: the fd, or -1 with err. */
+/* state_dir opened (dir_flag: O_PATH or O_RDONLY), a real directory root
+ * alone may write: the fd, or -1 with err. */
 int lg_open_state_dir(const char *state_dir, int dir_flag, rb_err *err);
 /* l->dir_fd: <state_dir>/<cluster> under state_fd, created if asked (mode
  * 0755). 0, 1 if missing and not created, -1. */
