@@ -15,7 +15,9 @@
  * makes a fold a quarter of what checking every line twice cost.
  * The new log is written as a record is (ledger.c): temp file, fsync,
  * rename, fsync of the directory, so a crash leaves the old or the new
- * log, never a torn one.
+ * log, never a torn one. It holds the newest attempts within 3/8 of the
+ * cap (the summary within 1/8): half a cap of events go before the next
+ * fold, and one more line (< 32 KiB) never crosses it.
  */
 #define _GNU_SOURCE
 #include "ledger_int.h"

@@ -1,8 +1,7 @@
 /*
- * eventsum.c - what a stretch of a job's event log adds up to (see
- * eventsum.h). The charges are counted as the engine counts them
- * (engine.c, charge_attempt), from the start events' charge and
- * charged_end: a log read through here gives the record's totals.
+ * eventsum.c - what a stretch of a job's event log adds up to (eventsum.h).
+ * The charges are counted as the engine counts them (engine.c,
+ * charge_attempt), from the start events' charge and charged_end.
  */
 #include "eventsum.h"
 

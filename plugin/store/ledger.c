@@ -1,9 +1,7 @@
 /*
  * ledger.c - opening a ledger, reading a record and replacing one
  * atomically (see ledger.h and docs/architecture.md, "The ledger";
- * docs/security.md). The names and safe opens are in ledger_fs.c, the lock
- * in ledger_lock.c, the event log in eventlog.c, listing and removal in
- * ledger_scan.c.
+ * docs/security.md).
  *
  * Crash safety: a record is never written in place. The new text goes to
  * "<id>.rec.tmp.<pid>", is fsynced, renamed over "<id>.rec", and the
@@ -227,10 +225,6 @@ static int read_record_fd(rb_ledger *l, uint32_t job_id, const char *name,
 				  "the %ld a record can have",
 				  lg_job_path(l, job_id, name, path, sizeof(path)),
 				  (long long)st->st_size, RB_RECORD_TEXT_MAX);
-	/*
-	 * Read up to one byte more than allowed, so that a file that grew
-	 * after fstat is still caught as too big (see read_text).
-	 */
 	if (read_text(fd, small, sizeof(small), &big, &buf, &have) < 0) {
 		if (errno == ENOMEM)
 			rb_err_set(err, "out of memory");
