@@ -418,20 +418,28 @@ rb_note_state rb_note_look(const char *run_dir, const char *host,
 	return state;
 }
 
+/* Remove job_id's note of this kind from run_dir, if there is one. */
+static void drop_note(const char *run_dir, const char *host,
+		      const char *cluster, uint32_t job_id, const char *kind)
+{
+	char name[NOTE_NAME_MAX];
+	rb_err err;
+	int dfd;
+
+	if (note_name(host, cluster, job_id, kind, name, &err) < 0)
+		return;
+	dfd = open_run_dir(run_dir, &err);
+	if (dfd < 0)
+		return;
+	unlinkat(dfd, name, 0);
+	close(dfd);
+}
+
 void rb_note_forget(const char *run_dir, const char *host,
 		    const char *cluster, uint32_t job_id)
 {
-	static const char *const kinds[] = { "prolog", "batch" };
-	char name[NOTE_NAME_MAX];
-	rb_err err;
-	int dfd = open_run_dir(run_dir, &err);
-
-	if (dfd < 0)
-		return;
-	for (size_t i = 0; i < 2; i++)
-		if (note_name(host, cluster, job_id, kinds[i], name, &err) == 0)
-			unlinkat(dfd, name, 0);
-	close(dfd);
+	drop_note(run_dir, host, cluster, job_id, "prolog");
+	drop_note(run_dir, host, cluster, job_id, "batch");
 }
 
 /* --- an end not written (node_note.h, rb_note_end) ---------------------------- */
@@ -515,17 +523,7 @@ int rb_note_end_read(const char *run_dir, const char *host,
 void rb_note_end_drop(const char *run_dir, const char *host,
 		      const char *cluster, uint32_t job_id)
 {
-	char name[NOTE_NAME_MAX];
-	rb_err err;
-	int dfd;
-
-	if (note_name(host, cluster, job_id, "end", name, &err) < 0)
-		return;
-	dfd = open_run_dir(run_dir, &err);
-	if (dfd < 0)
-		return;
-	unlinkat(dfd, name, 0);
-	close(dfd);
+	drop_note(run_dir, host, cluster, job_id, "end");
 }
 
 /* The job id of "<host>.<cluster>.<job>.end" (prefix = "<host>.<cluster>."),
