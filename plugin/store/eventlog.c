@@ -89,8 +89,7 @@ static int torn_tail(rb_job *j, const char *name, rb_err *err)
 	return r == 1 && last != '\n';
 }
 
-/* "[\n]t=<now> <event> crc=<hex>\n" into buf (elen + 64 bytes); its length.
- * The checksum covers "t=... <event>", not " crc=". */
+/* The checksum covers "t=... <event>", not " crc=". */
 size_t lg_event_line(char *buf, bool newline, const char *event,
 		     size_t elen)
 {
@@ -158,10 +157,9 @@ fail:
 }
 #undef PATH
 
-/* Hand each event line of the open log fd to fn, streamed: memory stays
- * bounded however long the log (buf: EVENT_LINE_MAX + 1 bytes). Lines from
- * index `verify_below` on are not checksummed (ok then only says that the
- * line is not torn or over-long): the fold checks only what it folds. */
+/* Streamed: memory stays bounded however long the log. A line not
+ * checksummed (from verify_below on) is ok unless torn or over-long: the
+ * fold checks only what it folds. */
 int lg_stream_events(int fd, char *buf, const char *path, size_t verify_below,
 		     rb_event_fn fn, void *ctx, rb_err *err)
 {
