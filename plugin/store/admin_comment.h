@@ -36,8 +36,8 @@ void rb_admin_comment_line(const char *kind, const char *reason, char *out,
  * further plugin line dropped, and line appended as the last line if old had
  * none (in place of an empty last line: "site\n" gives "site\n<line>").
  * Every '\n' separates two lines; everything else is kept byte for byte.
- * 0, or -1 if the result would
- * not fit in len bytes or exceed RB_ADMIN_COMMENT_MAX.
+ * 0, or -1 if the result would not fit in len bytes or exceed
+ * RB_ADMIN_COMMENT_MAX.
  */
 int rb_admin_comment_merge(const char *old, const char *line, char *out,
 			   size_t len);

@@ -1,16 +1,8 @@
 /*
  * budget_line.h - a job's budget as one line of its AdminComment, for
- * store = "controller" (docs/stores.md, "The line"; DESIGN 14).
- *
- *   restore_budget[state]: v1 seq=4 t0=... F=1 r=0 ... a=3 ph=2 ... sum=HEX
- *
- * Only the budget is in the line (counters, the attempt on record, its
- * limits, the checkpoints, the fallback's marks): who the job is (user,
- * partition, work dir, ...) is the controller's own record. Strict: one
- * version, every key in its order, no unknown key, a checksum; anything
- * else is refused with a reason, never read as zeros. Values are escaped
- * (rb_kv_escape), so the line holds no space inside a value and no
- * newline. Pure: no Slurm here.
+ * store = "controller" (docs/stores.md, "The line": strict, versioned,
+ * checksummed; who the job is stays the controller's own record). Pure:
+ * no Slurm here.
  */
 #ifndef RB_BUDGET_LINE_H
 #define RB_BUDGET_LINE_H

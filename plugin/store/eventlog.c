@@ -6,44 +6,18 @@
 #define _GNU_SOURCE
 #include "ledger_int.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-/* ---- the event log ------------------------------------------------------- */
-
-static int parse_hex64(const char *s, size_t n, uint64_t *out)
-{
-	uint64_t v = 0;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		char c = s[i];
-
-		v <<= 4;
-		if (c >= '0' && c <= '9')
-			v |= (uint64_t)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			v |= (uint64_t)(c - 'a' + 10);
-		else
-			return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 /* Is this stored line (without '\n') intact: " crc=<16 hex>" at its end,
  * matching the bytes before it? */
-bool lg_event_line_ok(const char *line, size_t len)
+static bool event_line_ok(const char *line, size_t len)
 {
-	uint64_t crc;
+	char want[16];
 	size_t body;
 
 	if (len <= CRC_TAIL_LEN || memchr(line, '\0', len))
@@ -51,9 +25,8 @@ bool lg_event_line_ok(const char *line, size_t len)
 	body = len - CRC_TAIL_LEN;
 	if (memcmp(line + body, CRC_TAIL, sizeof(CRC_TAIL) - 1) != 0)
 		return false;
-	if (parse_hex64(line + body + sizeof(CRC_TAIL) - 1, 16, &crc) < 0)
-		return false;
-	return rb_checksum(line, body) == crc;
+	rb_fmt_hex64(rb_checksum(line, body), want);
+	return memcmp(line + body + sizeof(CRC_TAIL) - 1, want, 16) == 0;
 }
 
 /* Messages only: built when one is needed. */
@@ -116,8 +89,7 @@ static int torn_tail(rb_job *j, const char *name, rb_err *err)
 	return r == 1 && last != '\n';
 }
 
-/* "[\n]t=<now> <event> crc=<hex>\n" into buf (elen + 64 bytes); its length.
- * The checksum covers "t=... <event>", not " crc=". */
+/* The checksum covers "t=... <event>", not " crc=". */
 size_t lg_event_line(char *buf, bool newline, const char *event,
 		     size_t elen)
 {
@@ -185,10 +157,9 @@ fail:
 }
 #undef PATH
 
-/* Hand each event line of the open log fd to fn, streamed: memory stays
- * bounded however long the log (buf: EVENT_LINE_MAX + 1 bytes). Lines from
- * index `verify_below` on are not checksummed (ok then only says that the
- * line is not torn or over-long): the fold checks only what it folds. */
+/* Streamed: memory stays bounded however long the log. A line not
+ * checksummed (from verify_below on) is ok unless torn or over-long: the
+ * fold checks only what it folds. */
 int lg_stream_events(int fd, char *buf, const char *path, size_t verify_below,
 		     rb_event_fn fn, void *ctx, rb_err *err)
 {
@@ -220,7 +191,7 @@ int lg_stream_events(int fd, char *buf, const char *path, size_t verify_below,
 			if (skipping)
 				skipping = false;
 			else if (fn(buf + start, index >= verify_below ||
-				      lg_event_line_ok(buf + start, len), ctx) != 0)
+				      event_line_ok(buf + start, len), ctx) != 0)
 				return 0;
 			index++;
 			start += len + 1;

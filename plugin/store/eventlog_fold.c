@@ -15,7 +15,9 @@
  * makes a fold a quarter of what checking every line twice cost.
  * The new log is written as a record is (ledger.c): temp file, fsync,
  * rename, fsync of the directory, so a crash leaves the old or the new
- * log, never a torn one.
+ * log, never a torn one. It holds the newest attempts within 3/8 of the
+ * cap (the summary within 1/8): half a cap of events go before the next
+ * fold, and one more line (< 32 KiB) never crosses it.
  */
 #define _GNU_SOURCE
 #include "ledger_int.h"
@@ -185,48 +187,6 @@ static int walk(rb_job *j, char *buf, size_t verify_below, rb_event_fn fn,
 
 /* ---- the new log ---------------------------------------------------------- */
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-/* Create tmp (ours alone: we hold the job's lock, so a file of that name
- * is a crashed earlier process's with our pid), root's with the log's
- * group and mode, holding a then b, fsync'd. The fd (O_APPEND: it becomes
- * j's log), or -1 with errno. */
-static int write_temp(rb_job *j, const char *tmp, gid_t gid, const char *a,
-		      size_t alen, const char *b, size_t blen)
-{
-	const int flags = O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_NOFOLLOW |
-			  O_CLOEXEC;
-	int fd = openat(j->bucket_fd, tmp, flags, RB_LEDGER_FILE_MODE);
-	int e;
-
-	if (fd < 0 && errno == EEXIST && unlinkat(j->bucket_fd, tmp, 0) == 0)
-		fd = openat(j->bucket_fd, tmp, flags, RB_LEDGER_FILE_MODE);
-	if (fd < 0)
-		return -1;
-	if (fchown(fd, 0, gid) == 0 && fchmod(fd, RB_LEDGER_FILE_MODE) == 0 &&
-	    write_all(fd, a, alen) == 0 && write_all(fd, b, blen) == 0 &&
-	    fsync(fd) == 0)
-		return fd;
-	e = errno;
-	close(fd);
-	unlinkat(j->bucket_fd, tmp, 0);
-	errno = e;
-	return -1;
-}
-
 /* Put the new log (summary line + kept lines) in the old one's place and
  * make it j's log. 0, or -1 with err (the old log is then untouched). */
 static int install(rb_job *j, const char *summary, size_t slen,
@@ -241,7 +201,8 @@ static int install(rb_job *j, const char *summary, size_t slen,
 	lg_job_path(j->l, j->job_id, tmp, path, sizeof(path));
 	if (fstat(j->log_fd, &st) < 0)
 		return rb_err_set(err, "%s: %s", path, strerror(errno));
-	fd = write_temp(j, tmp, st.st_gid, summary, slen, f->kept, f->klen);
+	fd = lg_write_temp(j, tmp, O_RDWR | O_APPEND, st.st_gid, summary, slen,
+			   f->kept, f->klen);
 	if (fd < 0)
 		return rb_err_set(err, "%s: %s", path, strerror(errno));
 	if (fold_hook)

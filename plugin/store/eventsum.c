@@ -1,8 +1,7 @@
 /*
- * eventsum.c - what a stretch of a job's event log adds up to (see
- * eventsum.h). The charges are counted as the engine counts them
- * (engine.c, charge_attempt), from the start events' charge and
- * charged_end: a log read through here gives the record's totals.
+ * eventsum.c - what a stretch of a job's event log adds up to (eventsum.h).
+ * The charges are counted as the engine counts them (engine.c,
+ * charge_attempt), from the start events' charge and charged_end.
  */
 #include "eventsum.h"
 
@@ -49,24 +48,14 @@ static bool val_is(const tok *t, const char *v)
 	return strlen(v) == t->vl && memcmp(t->v, v, t->vl) == 0;
 }
 
-/* Decimal (optionally negative, at most 18 digits) or -1 if not one. */
+/* A decimal as the ledger writes it (rb_parse_i64), of at most 18 digits,
+ * or -1 if not one. */
 static int64_t num(const char *v, size_t n)
 {
-	bool neg = n > 0 && v[0] == '-';
-	int64_t x = 0;
+	const int64_t max = 999999999999999999;
+	int64_t x;
 
-	if (neg) {
-		v++;
-		n--;
-	}
-	if (n == 0 || n > 18)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		if (v[i] < '0' || v[i] > '9')
-			return -1;
-		x = x * 10 + (v[i] - '0');
-	}
-	return neg ? -x : x;
+	return rb_parse_i64(v, n, -max, max, &x) < 0 ? -1 : x;
 }
 
 static void add(int64_t *v, int64_t n)

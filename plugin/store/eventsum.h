@@ -1,17 +1,12 @@
 /*
  * eventsum.h - what a stretch of a job's event log adds up to (docs/
- * architecture.md, "The ledger"; docs/rule.md, "The event log").
- *
- * The ledger keeps a job's event log within a fixed cap: when an append
- * would cross it, the older attempts are folded into ONE summary event
- * ("kind=folded"), written first in the new log. rb_evsum is that summary:
- * fed every stored line in order (a summary line too: it merges), it keeps
- * the counts, the charges as the record counts them (failures_total,
- * restore_failures_total, interruptions, fatal_exits, granted: since the
- * last reset, so they equal the record's) and the checkpoints handed out
- * (the newest RB_EVSUM_CKPT_MAX distinct ones, with a count of the rest).
- * The fold writes it; `restore-budget explain` reads a log through it, so
- * its totals are the record's whether or not the log was folded.
+ * architecture.md, "The ledger"; docs/rule.md, "The event log"). Fed every
+ * stored line in order (an earlier fold's summary line merges), it keeps
+ * the counts, the charges as the record counts them (since the newest
+ * reset, so they equal the record's) and the newest RB_EVSUM_CKPT_MAX
+ * distinct checkpoints handed out (a count of the rest). The fold writes
+ * it as its summary line ("kind=folded"); `restore-budget explain` reads a
+ * log through it, so its totals are the record's, folded or not.
  */
 #ifndef RB_EVENTSUM_H
 #define RB_EVENTSUM_H

@@ -1,9 +1,7 @@
 /*
  * ledger.c - opening a ledger, reading a record and replacing one
  * atomically (see ledger.h and docs/architecture.md, "The ledger";
- * docs/security.md). The names and safe opens are in ledger_fs.c, the lock
- * in ledger_lock.c, the event log in eventlog.c, listing and removal in
- * ledger_scan.c.
+ * docs/security.md).
  *
  * Crash safety: a record is never written in place. The new text goes to
  * "<id>.rec.tmp.<pid>", is fsynced, renamed over "<id>.rec", and the
@@ -30,20 +28,42 @@
 #include <time.h>
 #include <unistd.h>
 
-static int write_all(int fd, const char *buf, size_t len)
+static int write_all(int fd, const char *p, size_t n)
 {
-	while (len > 0) {
-		ssize_t n = write(fd, buf, len);
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
 
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
 			return -1;
-		}
-		buf += n;
-		len -= (size_t)n;
+		p += w;
+		n -= (size_t)w;
 	}
 	return 0;
+}
+
+int lg_write_temp(rb_job *j, const char *tmp, int flags, gid_t gid,
+		  const char *a, size_t alen, const char *b, size_t blen)
+{
+	int fd, e;
+
+	flags |= O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+	fd = openat(j->bucket_fd, tmp, flags, RB_LEDGER_FILE_MODE);
+	if (fd < 0 && errno == EEXIST &&
+	    (unlinkat(j->bucket_fd, tmp, 0) == 0 || errno == ENOENT))
+		fd = openat(j->bucket_fd, tmp, flags, RB_LEDGER_FILE_MODE);
+	if (fd < 0)
+		return -1;
+	if (fchown(fd, 0, gid) == 0 && fchmod(fd, RB_LEDGER_FILE_MODE) == 0 &&
+	    write_all(fd, a, alen) == 0 && write_all(fd, b, blen) == 0 &&
+	    fsync(fd) == 0)
+		return fd;
+	e = errno;
+	close(fd);
+	unlinkat(j->bucket_fd, tmp, 0);
+	errno = e;
+	return -1;
 }
 
 /* ---- open and close ------------------------------------------------------ */
@@ -205,10 +225,6 @@ static int read_record_fd(rb_ledger *l, uint32_t job_id, const char *name,
 				  "the %ld a record can have",
 				  lg_job_path(l, job_id, name, path, sizeof(path)),
 				  (long long)st->st_size, RB_RECORD_TEXT_MAX);
-	/*
-	 * Read up to one byte more than allowed, so that a file that grew
-	 * after fstat is still caught as too big (see read_text).
-	 */
 	if (read_text(fd, small, sizeof(small), &big, &buf, &have) < 0) {
 		if (errno == ENOMEM)
 			rb_err_set(err, "out of memory");
@@ -371,46 +387,23 @@ static ssize_t format_checked(rb_job *j, const rb_record *rec,
 	return n;
 }
 
-/*
- * Write text into the temp file tmp, readable by root and the job's group
- * only (docs/security.md, "Who reads what"; the owner stays root, so no
- * user can chmod it), fsync'd and closed. *made says whether it exists.
- */
+/* Write text into the temp file tmp (lg_write_temp), closed: close()
+ * reports delayed write errors on NFS. *made says whether it exists. */
 static int write_temp(rb_job *j, const char *tmp, const char *name,
 		      const char *text, size_t n, uint32_t gid, bool *made,
 		      rb_err *err)
 {
-	const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
 	char path[PATH_BUF];
-	int fd;
+	int fd = lg_write_temp(j, tmp, O_WRONLY, gid, text, n, NULL, 0);
 
-	/* We hold the job's lock, so a temp file with our pid can only be
-	 * the leftover of a crashed earlier process that had it. */
-	fd = openat(j->bucket_fd, tmp, flags, RB_LEDGER_FILE_MODE);
-	if (fd < 0 && errno == EEXIST) {
-		if (unlinkat(j->bucket_fd, tmp, 0) < 0 && errno != ENOENT)
-			goto fail;
-		fd = openat(j->bucket_fd, tmp, flags, RB_LEDGER_FILE_MODE);
-	}
 	if (fd < 0)
-		goto fail;
+		return rb_err_set(err, "%s.tmp.%ld: %s", PATH(), (long)getpid(),
+				  strerror(errno));
 	*made = true;
-	if (fchown(fd, 0, gid) < 0 || fchmod(fd, RB_LEDGER_FILE_MODE) < 0 ||
-	    write_all(fd, text, n) < 0 || fsync(fd) < 0) {
-		int e = errno;
-
-		close(fd);
-		errno = e;
-		goto fail;
-	}
-	/* close() reports delayed write errors on NFS. */
 	if (close(fd) < 0)
 		return rb_err_set(err, "%s.tmp.%ld: close: %s", PATH(),
 				  (long)getpid(), strerror(errno));
 	return 0;
-fail:
-	return rb_err_set(err, "%s.tmp.%ld: %s", PATH(), (long)getpid(),
-			  strerror(errno));
 }
 
 /* Put tmp in name's place, durably. *renamed: the new record is there. */

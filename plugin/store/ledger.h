@@ -7,12 +7,11 @@
  *                                                      /<job_id>.lock  the lock
  * An fcntl write lock on the lock file (root's, 0600: no user can open it;
  * works between nodes over NFS) serializes every read-modify-write of the
- * record. A record is replaced atomically: temp file in the same directory,
- * fsync, rename, fsync of the directory. Writes need root. The record and
- * the event log are root's, group the job's gid, mode RB_LEDGER_FILE_MODE:
- * root and the job's group read them, nobody else (docs/security.md, "Who
- * reads what"). Every path is opened with openat() from a directory fd,
- * with O_NOFOLLOW.
+ * record, which is replaced atomically (ledger.c). Writes need root. The
+ * record and the event log are root's, group the job's gid, mode
+ * RB_LEDGER_FILE_MODE: root and the job's group read them, nobody else
+ * (docs/security.md, "Who reads what"). Every open is O_NOFOLLOW, from a
+ * directory fd (ledger_fs.c).
  */
 #ifndef RB_LEDGER_H
 #define RB_LEDGER_H
@@ -48,20 +47,6 @@ void rb_ledger_close(rb_ledger *l);
  * exist yet is not an error: returns 1 with *out = NULL (nothing recorded). */
 int rb_ledger_open_read(const char *state_dir, const char *cluster,
 			rb_ledger **out, rb_err *err);
-
-/* What rb_ledger_check_state_dir finds. */
-typedef enum {
-	RB_STATE_DIR_OK = 0,
-	RB_STATE_DIR_NOT_A_DIRECTORY,  /* a symlink, a file, ... */
-	RB_STATE_DIR_UNTRUSTED,        /* not root's, or group/other-writable */
-} rb_state_dir_verdict;
-
-/* The one judgement of a state_dir (docs/security.md, "Trust"): a real
- * directory, owned by root, not writable by group or others. st: its lstat,
- * or the fstat of it opened with O_NOFOLLOW. rb_ledger_open uses it; a
- * caller that words its own message asks it too. */
-rb_state_dir_verdict rb_ledger_check_state_dir(const struct stat *st);
-
 
 /* Lock job_id's record (creating its root-only lock file and the event log
  * if needed): waits at most RB_LEDGER_LOCK_WAIT_MS for another holder, then
@@ -101,16 +86,9 @@ int rb_ledger_write(rb_job *j, rb_record *rec, rb_err *err);
  * time and appends a checksum, writes it with one write(), and fsyncs. */
 int rb_ledger_append(rb_job *j, const char *event, rb_err *err);
 
-/*
- * The event log stays within RB_LEDGER_LOG_CAP bytes (docs/architecture.md,
- * "The ledger"; it amends the design's "keeps every attempt"): when an
- * append would cross it, rb_ledger_append first replaces the log, under the
- * job's lock and atomically (temp file, fsync, rename, fsync of the
- * directory, as a record write), by ONE summary line ("kind=folded", see
- * eventsum.h) of the older attempts followed by the newest attempts whole,
- * within 3/8 of the cap (the summary within 1/8): half a cap of events go
- * before the next fold, and one more line (< 32 KiB) never crosses it.
- */
+/* The event log stays within RB_LEDGER_LOG_CAP bytes (docs/architecture.md,
+ * "The ledger"; it amends the design's "keeps every attempt"): an append
+ * that would cross it first folds the older attempts (eventlog_fold.c). */
 #define RB_LEDGER_LOG_CAP ((size_t)64 * 1024)
 /* Tests and the fuzzer: another cap for this process (>= 4096; 0 restores
  * the default), and a function called after the fold's temp file is

@@ -3,8 +3,8 @@
  * docs/security.md, "Trust").
  *
  * state_dir is opened once, with O_NOFOLLOW, and must be owned by root and
- * not writable by group or others (rb_ledger_check_state_dir: the one
- * judgement); everything below it is reached with *at() calls from
+ * not writable by group or others (rb_root_trusted, in READ mode too);
+ * everything below it is reached with *at() calls from
  * directory fds, again with O_NOFOLLOW, so a symlink planted anywhere below
  * state_dir is never followed. In WRITE mode (root) every directory and
  * file we open must also be root-owned and not writable by group or
@@ -125,7 +125,9 @@ const char *lg_job_path(const rb_ledger *l, uint32_t job_id,
 
 /* ---- trust --------------------------------------------------------------- */
 
-int lg_check_trusted(const struct stat *st, const char *path, rb_err *err)
+/* 0 if st is owned by root and not writable by group or others, else -1
+ * with err naming path and the fix. */
+static int check_trusted(const struct stat *st, const char *path, rb_err *err)
 {
 	bool dir = S_ISDIR(st->st_mode);
 
@@ -137,15 +139,6 @@ int lg_check_trusted(const struct stat *st, const char *path, rb_err *err)
 			  path, (unsigned)st->st_uid,
 			  (unsigned)(st->st_mode & 07777), path,
 			  dir ? "755" : "644", path);
-}
-
-rb_state_dir_verdict rb_ledger_check_state_dir(const struct stat *st)
-{
-	if (!S_ISDIR(st->st_mode))
-		return RB_STATE_DIR_NOT_A_DIRECTORY;
-	if (!rb_root_trusted(st))
-		return RB_STATE_DIR_UNTRUSTED;
-	return RB_STATE_DIR_OK;
 }
 
 /* The message for a state_dir that open() refused: errno e. */
@@ -171,21 +164,15 @@ static int state_dir_open_failed(const char *state_dir, int e, rb_err *err)
 int lg_open_state_dir(const char *state_dir, int dir_flag, rb_err *err)
 {
 	struct stat st;
-	rb_state_dir_verdict v;
 	int sfd = open(state_dir, dir_flag | O_DIRECTORY | O_NOFOLLOW |
 				  O_CLOEXEC);
 
 	if (sfd < 0)
 		return state_dir_open_failed(state_dir, errno, err);
-	if (fstat(sfd, &st) < 0) {
+	if (fstat(sfd, &st) < 0)
 		rb_err_set(err, "state_dir %s: %s", state_dir, strerror(errno));
-		goto fail;
-	}
-	v = rb_ledger_check_state_dir(&st);
-	if (v == RB_STATE_DIR_OK)
+	else if (rb_root_trusted(&st))
 		return sfd;
-	if (v == RB_STATE_DIR_NOT_A_DIRECTORY) /* O_DIRECTORY: never */
-		state_dir_open_failed(state_dir, ENOTDIR, err);
 	else
 		rb_err_set(err, "state_dir %s is owned by uid %u with mode %04o; "
 			   "it must be owned by root and not writable by group "
@@ -193,7 +180,6 @@ int lg_open_state_dir(const char *state_dir, int dir_flag, rb_err *err)
 			   "(fix: chown root:root %s; chmod 755 %s)", state_dir,
 			   (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
 			   state_dir, state_dir);
-fail:
 	close(sfd);
 	return -1;
 }
@@ -278,7 +264,7 @@ static int check_subdir(int fd, bool made, rb_ledger_mode mode,
 		return rb_err_set(err, "%s: %s",
 				  subdir_path(l, job_id, path, sizeof(path)),
 				  strerror(errno));
-	return lg_check_trusted(&st, subdir_path(l, job_id, path, sizeof(path)),
+	return check_trusted(&st, subdir_path(l, job_id, path, sizeof(path)),
 				err);
 }
 
@@ -342,7 +328,7 @@ int lg_check_opened_file(rb_ledger *l, int fd, uint32_t job_id,
 		return rb_err_set(err, "%s: refused: not a regular file",
 				  lg_job_path(l, job_id, name, path, sizeof(path)));
 	if (must_be_root)
-		return lg_check_trusted(st, lg_job_path(l, job_id, name, path,
+		return check_trusted(st, lg_job_path(l, job_id, name, path,
 							sizeof(path)), err);
 	return 0;
 }

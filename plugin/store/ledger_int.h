@@ -60,11 +60,8 @@ const char *lg_job_path(const rb_ledger *l, uint32_t job_id, const char *name,
 			char *buf, size_t len);
 
 /* ---- ledger_fs.c: trust and safe opens ----------------------------------- */
-/* 0 if st is owned by root and not writable by group or others, else -1
- * with err naming path and the fix. */
-int lg_check_trusted(const struct stat *st, const char *path, rb_err *err);
-/* state_dir opened (dir_flag: O_PATH or O_RDONLY) and judged by
- * rb_ledger_check_state_dir: the fd, or -1 with err. */
+/* state_dir opened (dir_flag: O_PATH or O_RDONLY), a real directory root
+ * alone may write: the fd, or -1 with err. */
 int lg_open_state_dir(const char *state_dir, int dir_flag, rb_err *err);
 /* l->dir_fd: <state_dir>/<cluster> under state_fd, created if asked (mode
  * 0755). 0, 1 if missing and not created, -1. */
@@ -89,6 +86,14 @@ int lg_check_opened_file(rb_ledger *l, int fd, uint32_t job_id,
 int lg_open_file_ro(rb_ledger *l, int bucket_fd, uint32_t job_id,
 		    const char *name, int *out, struct stat *st, rb_err *err);
 
+/* ---- ledger.c: a temp file of j's bucket ------------------------------- */
+/* Create tmp (O_EXCL, flags added; we hold the job's lock, so a file of
+ * that name is a crashed earlier process's with our pid: replaced), root's
+ * with group gid and RB_LEDGER_FILE_MODE (docs/security.md, "Who reads
+ * what"), holding a then b, fsync'd. The fd, or -1 with errno (tmp gone). */
+int lg_write_temp(rb_job *j, const char *tmp, int flags, gid_t gid,
+		  const char *a, size_t alen, const char *b, size_t blen);
+
 /* ---- eventlog.c / eventlog_fold.c: the event log ------------------------- */
 /* "[\n]t=<now> <event> crc=<hex>\n" into buf (elen + 64 bytes); its length. */
 size_t lg_event_line(char *buf, bool newline, const char *event, size_t elen);
@@ -97,8 +102,6 @@ size_t lg_event_line(char *buf, bool newline, const char *event, size_t elen);
  * EVENT_LINE_MAX + 1 bytes; path for messages. 0 or -1. */
 int lg_stream_events(int fd, char *buf, const char *path, size_t verify_below,
 		     rb_event_fn fn, void *ctx, rb_err *err);
-/* Does a stored line (without its '\n') end in its right checksum? */
-bool lg_event_line_ok(const char *line, size_t len);
 /* Fold j's log if appending `incoming` more bytes would cross the cap
  * (rb_ledger_set_log_cap). A fold that fails is logged and leaves the log
  * as it was: the append goes on (an event is worth more than the cap). */

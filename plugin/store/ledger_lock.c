@@ -235,6 +235,7 @@ static int lock_named(rb_job *j, const char *name, rb_err *err)
 int rb_ledger_lock(rb_ledger *l, uint32_t job_id, rb_job **out, rb_err *err)
 {
 	char name[NAME_BUF];
+	struct stat log_st;
 	rb_job *j = NULL;
 
 	*out = NULL;
@@ -262,17 +263,12 @@ int rb_ledger_lock(rb_ledger *l, uint32_t job_id, rb_job **out, rb_err *err)
 	if (lock_named(j, name, err) < 0)
 		goto fail;
 	lg_file_name(job_id, ".log", name, sizeof(name));
-	{
-		struct stat log_st;
-
-		/* nobody appends without the lock: its size now is where our
-		 * append will land */
-		j->log_fd = open_log_rw(l, j->bucket_fd, job_id, name, &log_st,
-					err);
-		if (j->log_fd < 0)
-			goto fail;
-		j->log_size = log_st.st_size;
-	}
+	j->log_fd = open_log_rw(l, j->bucket_fd, job_id, name, &log_st, err);
+	if (j->log_fd < 0)
+		goto fail;
+	/* nobody appends without the lock: its size now is where our append
+	 * will land */
+	j->log_size = log_st.st_size;
 	*out = j;
 	return 0;
 fail:

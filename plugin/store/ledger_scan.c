@@ -7,34 +7,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
-
-/* ---- listing and removal ------------------------------------------------- */
-
-/* Canonical decimal job id (no leading zero, 1..UINT32_MAX) of n bytes. */
-static bool parse_job_id(const char *s, size_t n, uint32_t *out)
-{
-	uint64_t v = 0;
-	size_t i;
-
-	if (n == 0 || n > 10 || s[0] == '0')
-		return false;
-	for (i = 0; i < n; i++) {
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-		v = v * 10 + (uint64_t)(s[i] - '0');
-	}
-	if (v > UINT32_MAX)
-		return false;
-	*out = (uint32_t)v;
-	return true;
-}
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -113,11 +90,12 @@ static int on_bucket_entry(int dir_fd, const char *name, void *ctx,
 	const bucket_walk *w = ctx;
 	size_t len = strlen(name);
 	struct stat st;
-	uint32_t id;
+	uint64_t id;
 
+	/* "<id>.rec", the id canonical: not "*.rec.tmp.*", "*.log", strangers */
 	if (len <= 4 || strcmp(name + len - 4, ".rec") != 0 ||
-	    !parse_job_id(name, len - 4, &id))
-		return 0; /* "*.rec.tmp.*", "*.log", strangers */
+	    rb_parse_u64(name, len - 4, &id) < 0 || id == 0 || id > UINT32_MAX)
+		return 0;
 	/* In another bucket than ours, rb_ledger_read cannot reach it: not a
 	 * record. */
 	if (id % 1000 != w->bucket)
@@ -125,7 +103,7 @@ static int on_bucket_entry(int dir_fd, const char *name, void *ctx,
 	if (fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    !S_ISREG(st.st_mode))
 		return 0;
-	if (id_push(w->list, id) < 0)
+	if (id_push(w->list, (uint32_t)id) < 0)
 		return rb_err_set(err, "out of memory");
 	return 0;
 }
@@ -224,8 +202,8 @@ static int on_tmp_entry(int dir_fd, const char *name, void *ctx,
 }
 
 /* Remove "<id>.rec.tmp.*" and "<id>.log.tmp.*" leftovers of crashed
- * writers of this job. A
- * directory that fails part way through being read is left as it is. */
+ * writers of this job. A directory that fails part way through being read
+ * is left as it is. */
 static int remove_stale_tmp(rb_job *j, const char *dirpath, rb_err *err)
 {
 	tmp_walk w = { .j = j, .dirpath = dirpath };
@@ -239,30 +217,32 @@ static int remove_stale_tmp(rb_job *j, const char *dirpath, rb_err *err)
 	return each_entry(fd, dirpath, false, on_tmp_entry, &w, err);
 }
 
+/* Remove j's file "<id><suffix>" (already gone: fine). 0 or -1. */
+static int remove_file(rb_job *j, const char *suffix, rb_err *err)
+{
+	char name[NAME_BUF], path[PATH_BUF];
+
+	lg_file_name(j->job_id, suffix, name, sizeof(name));
+	if (unlinkat(j->bucket_fd, name, 0) < 0 && errno != ENOENT)
+		return rb_err_set(err, "%s: %s", lg_job_path(j->l, j->job_id, name,
+				  path, sizeof(path)), strerror(errno));
+	return 0;
+}
+
 int rb_ledger_remove(rb_job *j, rb_err *err)
 {
-	char rec[NAME_BUF], log[NAME_BUF], lock[NAME_BUF], path[PATH_BUF];
+	char path[PATH_BUF];
 
-	lg_file_name(j->job_id, ".rec", rec, sizeof(rec));
-	lg_file_name(j->job_id, ".log", log, sizeof(log));
-	lg_file_name(j->job_id, ".lock", lock, sizeof(lock));
 	/* The record first: a crash between the two leaves a log without a
 	 * record, which reads as "no record" and is not listed; the other
-	 * order would leave a record whose history is gone. */
-	if (unlinkat(j->bucket_fd, rec, 0) < 0 && errno != ENOENT)
-		return rb_err_set(err, "%s: %s", lg_job_path(j->l, j->job_id, rec,
-				  path, sizeof(path)), strerror(errno));
-	if (remove_stale_tmp(j, lg_job_path(j->l, j->job_id, NULL, path,
-					 sizeof(path)), err) < 0)
+	 * order would leave a record whose history is gone. The lock file
+	 * last: our lock stays on it until unlock; waiters then see the name
+	 * gone and start over (lock_named). */
+	if (remove_file(j, ".rec", err) < 0 ||
+	    remove_stale_tmp(j, lg_job_path(j->l, j->job_id, NULL, path,
+					    sizeof(path)), err) < 0 ||
+	    remove_file(j, ".log", err) < 0 || remove_file(j, ".lock", err) < 0)
 		return -1;
-	if (unlinkat(j->bucket_fd, log, 0) < 0 && errno != ENOENT)
-		return rb_err_set(err, "%s: %s", lg_job_path(j->l, j->job_id, log,
-				  path, sizeof(path)), strerror(errno));
-	/* The lock file last: our lock stays on it until unlock; waiters then
-	 * see the name gone and start over (lock_named). */
-	if (unlinkat(j->bucket_fd, lock, 0) < 0 && errno != ENOENT)
-		return rb_err_set(err, "%s: %s", lg_job_path(j->l, j->job_id,
-				  lock, path, sizeof(path)), strerror(errno));
 	if (fsync(j->bucket_fd) < 0)
 		return rb_err_set(err, "%s: fsync: %s", lg_job_path(j->l,
 				  j->job_id, NULL, path, sizeof(path)),

@@ -127,8 +127,7 @@ static int dir_history(rb_store *s, uint32_t job_id, rb_event_fn fn,
 	rb_ledger *l = dir_open(s, RB_LEDGER_READ, err);
 	int rc = l ? rb_ledger_events(l, job_id, fn, ctx, err) : -1;
 
-	if (l)
-		rb_ledger_close(l);
+	rb_ledger_close(l);
 	return rc;
 }
 
@@ -137,8 +136,7 @@ static int dir_jobs(rb_store *s, rb_job_fn fn, void *ctx, rb_err *err)
 	rb_ledger *l = dir_open(s, RB_LEDGER_READ, err);
 	int rc = l ? rb_ledger_jobs(l, fn, ctx, err) : -1;
 
-	if (l)
-		rb_ledger_close(l);
+	rb_ledger_close(l);
 	return rc;
 }
 

@@ -12,7 +12,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -29,19 +28,24 @@
  * one this plugin wrote, and is refused. */
 #define NOTE_V2 "note=2"
 
-/* "<host>.<cluster>.<job>.<kind>"; -1 if a part could name another file
- * (the cluster: the ledger's own rule, rb_cluster_name_ok). */
+/* "<host>.<cluster>.<job>.<kind>" into buf (NOTE_NAME_MAX bytes); -1 with
+ * err if a part could name another file (the cluster: the ledger's own
+ * rule, rb_cluster_name_ok). */
 static int note_name(const char *host, const char *cluster, uint32_t job_id,
-		     const char *kind, char *buf, size_t len)
+		     const char *kind, char *buf, rb_err *err)
 {
 	int n;
 
 	if (!host[0] || host[0] == '.' || strchr(host, '/') ||
 	    strlen(host) >= RB_NAME_MAX || !rb_cluster_name_ok(cluster))
-		return -1;
-	n = snprintf(buf, len, "%s.%s.%" PRIu32 ".%s", host, cluster, job_id,
-		     kind);
-	return n < 0 || (size_t)n >= len ? -1 : 0;
+		n = -1;
+	else
+		n = snprintf(buf, NOTE_NAME_MAX, "%s.%s.%" PRIu32 ".%s", host,
+			     cluster, job_id, kind);
+	if (n < 0 || n >= NOTE_NAME_MAX)
+		return rb_err_set(err, "job %" PRIu32 ": no note name for host %s, cluster %s",
+				  job_id, host, cluster);
+	return 0;
 }
 
 /* run_dir opened, if it is a directory root alone may write. */
@@ -120,41 +124,50 @@ int rb_note_fit(const char *value, size_t size, char *out)
 	return 1;
 }
 
-/* The job's text values, each within what its reader keeps (rb_note_job's
- * buffers); an over-long one is replaced by its digest and said in the
- * log, so the job stays tracked (docs/security.md, "Names"). */
-static void fit_values(const rb_job_info *job, rb_note_job *fit)
-{
-	const struct {
-		const char *key, *value;
-		char *out;
-		size_t size;
-	} v[] = {
-		{ "user", job->user, fit->user, sizeof(fit->user) },
-		{ "partition", job->partition, fit->partition,
-		  sizeof(fit->partition) },
-		{ "account", job->account, fit->account, sizeof(fit->account) },
-		{ "work_dir", job->work_dir, fit->work_dir,
-		  sizeof(fit->work_dir) },
-		{ "submission", job->submission, fit->submission,
-		  sizeof(fit->submission) },
-	};
+/* The note's text values in the order written, each with where a note
+ * read back keeps it (rb_note_job's buffers). */
+typedef struct {
+	const char *key;
+	char *dst;
+	size_t len;
+} note_field;
+#define NOTE_TEXTS 5
 
-	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
-		if (rb_note_fit(v[i].value ? v[i].value : "", v[i].size,
-				v[i].out) > 0)
+static void note_texts(rb_note_job *n, note_field f[NOTE_TEXTS])
+{
+	f[0] = (note_field){ "user", n->user, sizeof(n->user) };
+	f[1] = (note_field){ "partition", n->partition, sizeof(n->partition) };
+	f[2] = (note_field){ "account", n->account, sizeof(n->account) };
+	f[3] = (note_field){ "work_dir", n->work_dir, sizeof(n->work_dir) };
+	f[4] = (note_field){ "submission", n->submission,
+			     sizeof(n->submission) };
+}
+
+/* The job's text values into fit, each within what its reader keeps; an
+ * over-long one is replaced by its digest and said in the log, so the job
+ * stays tracked (docs/security.md, "Names"). */
+static void fit_values(const rb_job_info *job, rb_note_job *fit,
+		       note_field f[NOTE_TEXTS])
+{
+	const char *v[NOTE_TEXTS] = { job->user, job->partition, job->account,
+				      job->work_dir, job->submission };
+
+	note_texts(fit, f);
+	for (size_t i = 0; i < NOTE_TEXTS; i++)
+		if (rb_note_fit(v[i] ? v[i] : "", f[i].len, f[i].dst) > 0)
 			rb_log(RB_LOG_WARNING, "job %" PRIu32 ": its %s of %zu bytes is longer than the ledger keeps (%zu): kept as %s; the job stays tracked",
-			       job->job_id, v[i].key, strlen(v[i].value),
-			       v[i].size - 1, v[i].out);
+			       job->job_id, f[i].key, strlen(v[i]), f[i].len - 1,
+			       f[i].dst);
 }
 
 static int format_note(const rb_job_info *job, char *buf, size_t len,
 		       size_t *used)
 {
 	static rb_note_job fit; /* 5 KB: off the prolog's stack */
+	note_field f[NOTE_TEXTS];
 	char num[3][24];
 
-	fit_values(job, &fit);
+	fit_values(job, &fit, f);
 	snprintf(num[0], sizeof(num[0]), "%" PRId64, job->attempt);
 	snprintf(num[1], sizeof(num[1]), "%" PRIu32, job->uid);
 	snprintf(num[2], sizeof(num[2]), "%" PRIu32, job->gid);
@@ -164,13 +177,11 @@ static int format_note(const rb_job_info *job, char *buf, size_t len,
 	memcpy(buf, NOTE_V2 "\n", *used + 1);
 	if (put(buf, len, used, "attempt", num[0]) < 0 ||
 	    put(buf, len, used, "uid", num[1]) < 0 ||
-	    put(buf, len, used, "gid", num[2]) < 0 ||
-	    put(buf, len, used, "user", fit.user) < 0 ||
-	    put(buf, len, used, "partition", fit.partition) < 0 ||
-	    put(buf, len, used, "account", fit.account) < 0 ||
-	    put(buf, len, used, "work_dir", fit.work_dir) < 0 ||
-	    put(buf, len, used, "submission", fit.submission) < 0)
+	    put(buf, len, used, "gid", num[2]) < 0)
 		return -1;
+	for (size_t i = 0; i < NOTE_TEXTS; i++)
+		if (put(buf, len, used, f[i].key, f[i].dst) < 0)
+			return -1;
 	return 0;
 }
 
@@ -222,10 +233,8 @@ int rb_note_write(const char *run_dir, const char *host,
 	char name[NOTE_NAME_MAX], stale[NOTE_NAME_MAX], text[NOTE_MAX];
 	size_t used;
 
-	if (note_name(host, job->cluster, job->job_id, "prolog", name,
-		      sizeof(name)) < 0 ||
-	    note_name(host, job->cluster, job->job_id, "batch", stale,
-		      sizeof(stale)) < 0 ||
+	if (note_name(host, job->cluster, job->job_id, "prolog", name, err) < 0 ||
+	    note_name(host, job->cluster, job->job_id, "batch", stale, err) < 0 ||
 	    format_note(job, text, sizeof(text), &used) < 0) {
 		rb_err_setf(err, "job %" PRIu32 ": cannot note the job on this node (a name or value does not fit)",
 			    job->job_id);
@@ -235,51 +244,26 @@ int rb_note_write(const char *run_dir, const char *host,
 	return write_in_run_dir(run_dir, name, stale, text, used, err);
 }
 
-/* The note's fields, each with where it goes. */
-typedef struct {
-	const char *key;
-	char *dst;
-	size_t len;
-} note_field;
-
-static int parse_number(const char *v, int64_t max, int64_t *out)
-{
-	char *end;
-	long long n;
-
-	errno = 0;
-	n = strtoll(v, &end, 10);
-	if (errno || end == v || *end || n < 0 || n > max)
-		return -1;
-	*out = n;
-	return 0;
-}
-
-/* A value into its field, unescaped; -1 if it does not fit or is not well
- * formed. */
-static int store(const note_field *f, const char *v)
-{
-	return rb_kv_unescape(v, strlen(v), f->dst, f->len) < 0 ? -1 : 0;
-}
-
-/* key=value into the matching field; -1 for an unknown key or a value
- * that does not fit. */
-static int parse_line(char *line, rb_note_job *out, const note_field *f,
-		      size_t nf)
+/* key=value into the matching field, the value unescaped; -1 for an
+ * unknown key or a value that does not fit or is not well formed. */
+static int parse_line(char *line, rb_note_job *out, const note_field *f)
 {
 	char *eq = strchr(line, '=');
+	bool attempt;
 	int64_t n;
 
 	if (!eq)
 		return -1;
 	*eq++ = '\0';
-	for (size_t i = 0; i < nf; i++)
+	for (size_t i = 0; i < NOTE_TEXTS; i++)
 		if (strcmp(line, f[i].key) == 0)
-			return store(&f[i], eq);
-	if (parse_number(eq, strcmp(line, "attempt") == 0 ? INT32_MAX :
-			 UINT32_MAX, &n) < 0)
+			return rb_kv_unescape(eq, strlen(eq), f[i].dst,
+					      f[i].len) < 0 ? -1 : 0;
+	attempt = strcmp(line, "attempt") == 0;
+	if (rb_parse_i64(eq, strlen(eq), 0, attempt ? INT32_MAX : UINT32_MAX,
+			 &n) < 0)
 		return -1;
-	if (strcmp(line, "attempt") == 0)
+	if (attempt)
 		out->job.attempt = n;
 	else if (strcmp(line, "uid") == 0)
 		out->job.uid = (uint32_t)n;
@@ -292,22 +276,17 @@ static int parse_line(char *line, rb_note_job *out, const note_field *f,
 
 static int parse_note(char *text, rb_note_job *out)
 {
-	const note_field f[] = {
-		{ "user", out->user, sizeof(out->user) },
-		{ "partition", out->partition, sizeof(out->partition) },
-		{ "account", out->account, sizeof(out->account) },
-		{ "work_dir", out->work_dir, sizeof(out->work_dir) },
-		{ "submission", out->submission, sizeof(out->submission) },
-	};
+	note_field f[NOTE_TEXTS];
 	size_t v2 = strlen(NOTE_V2 "\n");
 	char *save = NULL;
 
 	if (strncmp(text, NOTE_V2 "\n", v2) != 0)
 		return -1;
+	note_texts(out, f);
 	out->job.attempt = -1;
 	for (char *l = strtok_r(text + v2, "\n", &save); l;
 	     l = strtok_r(NULL, "\n", &save))
-		if (parse_line(l, out, f, sizeof(f) / sizeof(f[0])) < 0)
+		if (parse_line(l, out, f) < 0)
 			return -1;
 	return out->job.attempt < 0 ? -1 : 0;
 }
@@ -325,20 +304,29 @@ static void link_strings(rb_note_job *out)
 	j->submission = out->submission[0] ? out->submission : NULL;
 }
 
-static int read_note(int dfd, const char *name, rb_note_job *out)
+/* File name of dfd, whole, into text (size bytes, NUL-terminated): 0, 1 if
+ * there is none, -1 if it cannot be read or does not fit. */
+static int read_small(int dfd, const char *name, char *text, size_t size)
 {
-	static char text[NOTE_MAX]; /* 15 KB: off the batch step's stack */
 	ssize_t n;
 	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 
 	if (fd < 0)
-		return -1;
-	n = read(fd, text, sizeof(text) - 1);
+		return errno == ENOENT ? 1 : -1;
+	n = read(fd, text, size - 1);
 	close(fd);
-	if (n < 0 || n == (ssize_t)sizeof(text) - 1)
+	if (n < 0 || n == (ssize_t)size - 1)
 		return -1;
 	text[n] = '\0';
-	if (parse_note(text, out) < 0)
+	return 0;
+}
+
+static int read_note(int dfd, const char *name, rb_note_job *out)
+{
+	static char text[NOTE_MAX]; /* 15 KB: off the batch step's stack */
+
+	if (read_small(dfd, name, text, sizeof(text)) != 0 ||
+	    parse_note(text, out) < 0)
 		return -1;
 	link_strings(out);
 	return 0;
@@ -351,13 +339,11 @@ int rb_note_claim(const char *run_dir, const char *host, const char *cluster,
 	int dfd, rc = -1;
 
 	memset(out, 0, sizeof(*out));
-	if (note_name(host, cluster, job_id, "prolog", noted, sizeof(noted)) < 0 ||
-	    note_name(host, cluster, job_id, "batch", claimed, sizeof(claimed)) < 0 ||
-	    rb_strlcpy(out->cluster, cluster, sizeof(out->cluster)) < 0) {
-		rb_err_setf(err, "job %" PRIu32 ": no note name for host %s, cluster %s",
-			    job_id, host, cluster);
+	if (note_name(host, cluster, job_id, "prolog", noted, err) < 0 ||
+	    note_name(host, cluster, job_id, "batch", claimed, err) < 0)
 		return -1;
-	}
+	/* note_name: a cluster name of at most RB_CLUSTER_NAME_MAX bytes */
+	rb_strlcpy(out->cluster, cluster, sizeof(out->cluster));
 	dfd = open_run_dir(run_dir, err);
 	if (dfd < 0)
 		return errno == ENOENT ? 1 : -1;
@@ -386,8 +372,7 @@ int rb_note_claimed_attempt(const char *run_dir, const char *host,
 	rb_err err;
 	int dfd, rc;
 
-	if (note_name(host, cluster, job_id, "batch", claimed,
-		      sizeof(claimed)) < 0)
+	if (note_name(host, cluster, job_id, "batch", claimed, &err) < 0)
 		return -1;
 	dfd = open_run_dir(run_dir, &err);
 	if (dfd < 0)
@@ -405,11 +390,8 @@ int rb_note_mark(const char *run_dir, const char *host, const char *cluster,
 {
 	char claimed[NOTE_NAME_MAX];
 
-	if (note_name(host, cluster, job_id, "batch", claimed, sizeof(claimed)) < 0) {
-		rb_err_setf(err, "job %" PRIu32 ": no note name for host %s, cluster %s",
-			    job_id, host, cluster);
+	if (note_name(host, cluster, job_id, "batch", claimed, err) < 0)
 		return -1;
-	}
 	return write_in_run_dir(run_dir, claimed, NULL, "", 0, err);
 }
 
@@ -422,8 +404,8 @@ rb_note_state rb_note_look(const char *run_dir, const char *host,
 	rb_err err;
 	int dfd;
 
-	if (note_name(host, cluster, job_id, "prolog", noted, sizeof(noted)) < 0 ||
-	    note_name(host, cluster, job_id, "batch", claimed, sizeof(claimed)) < 0)
+	if (note_name(host, cluster, job_id, "prolog", noted, &err) < 0 ||
+	    note_name(host, cluster, job_id, "batch", claimed, &err) < 0)
 		return RB_NOTE_UNKNOWN;
 	dfd = open_run_dir(run_dir, &err);
 	if (dfd < 0)
@@ -436,21 +418,28 @@ rb_note_state rb_note_look(const char *run_dir, const char *host,
 	return state;
 }
 
+/* Remove job_id's note of this kind from run_dir, if there is one. */
+static void drop_note(const char *run_dir, const char *host,
+		      const char *cluster, uint32_t job_id, const char *kind)
+{
+	char name[NOTE_NAME_MAX];
+	rb_err err;
+	int dfd;
+
+	if (note_name(host, cluster, job_id, kind, name, &err) < 0)
+		return;
+	dfd = open_run_dir(run_dir, &err);
+	if (dfd < 0)
+		return;
+	unlinkat(dfd, name, 0);
+	close(dfd);
+}
+
 void rb_note_forget(const char *run_dir, const char *host,
 		    const char *cluster, uint32_t job_id)
 {
-	static const char *const kinds[] = { "prolog", "batch" };
-	char name[NOTE_NAME_MAX];
-	rb_err err;
-	int dfd = open_run_dir(run_dir, &err);
-
-	if (dfd < 0)
-		return;
-	for (size_t i = 0; i < 2; i++)
-		if (note_name(host, cluster, job_id, kinds[i], name,
-			      sizeof(name)) == 0)
-			unlinkat(dfd, name, 0);
-	close(dfd);
+	drop_note(run_dir, host, cluster, job_id, "prolog");
+	drop_note(run_dir, host, cluster, job_id, "batch");
 }
 
 /* --- an end not written (node_note.h, rb_note_end) ---------------------------- */
@@ -465,11 +454,8 @@ int rb_note_end_keep(const char *run_dir, const char *host,
 	char name[NOTE_NAME_MAX], text[END_MAX];
 	int n;
 
-	if (note_name(host, cluster, job_id, "end", name, sizeof(name)) < 0) {
-		rb_err_setf(err, "job %" PRIu32 ": no note name for host %s, cluster %s",
-			    job_id, host, cluster);
+	if (note_name(host, cluster, job_id, "end", name, err) < 0)
 		return -1;
-	}
 	n = snprintf(text, sizeof(text),
 		     END_V1 "\nattempt=%" PRId64 "\nrestart_count=%" PRId64
 		     "\nexit_code=%d\nsignal=%d\nnow=%" PRId64 "\n",
@@ -480,26 +466,24 @@ int rb_note_end_keep(const char *run_dir, const char *host,
 	return write_in_run_dir(run_dir, name, NULL, text, (size_t)n, err);
 }
 
-/* "key=<number>" for the next key in order; -1 if it is not. */
-static int end_field(char **text, const char *key, int64_t max,
+/* "key=<number>\n" for the next key in order; -1 if it is not. */
+static int end_field(const char **text, const char *key, int64_t max,
 		     int64_t *out)
 {
 	size_t klen = strlen(key);
-	char *nl;
+	const char *v, *nl;
 
 	if (strncmp(*text, key, klen) != 0 || (*text)[klen] != '=')
 		return -1;
-	nl = strchr(*text, '\n');
-	if (!nl)
-		return -1;
-	*nl = '\0';
-	if (parse_number(*text + klen + 1, max, out) < 0)
+	v = *text + klen + 1;
+	nl = strchr(v, '\n');
+	if (!nl || rb_parse_i64(v, (size_t)(nl - v), 0, max, out) < 0)
 		return -1;
 	*text = nl + 1;
 	return 0;
 }
 
-static int parse_end(char *text, rb_note_end *out)
+static int parse_end(const char *text, rb_note_end *out)
 {
 	int64_t code, sig;
 
@@ -523,41 +507,23 @@ int rb_note_end_read(const char *run_dir, const char *host,
 {
 	char name[NOTE_NAME_MAX], text[END_MAX];
 	rb_err err;
-	ssize_t n;
-	int dfd, fd;
+	int dfd, rc;
 
 	memset(out, 0, sizeof(*out));
-	if (note_name(host, cluster, job_id, "end", name, sizeof(name)) < 0)
+	if (note_name(host, cluster, job_id, "end", name, &err) < 0)
 		return -1;
 	dfd = open_run_dir(run_dir, &err);
 	if (dfd < 0)
 		return 1;
-	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	rc = read_small(dfd, name, text, sizeof(text));
 	close(dfd);
-	if (fd < 0)
-		return errno == ENOENT ? 1 : -1;
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n < 0 || n == (ssize_t)sizeof(text) - 1)
-		return -1;
-	text[n] = '\0';
-	return parse_end(text, out);
+	return rc == 0 ? parse_end(text, out) : rc;
 }
 
 void rb_note_end_drop(const char *run_dir, const char *host,
 		      const char *cluster, uint32_t job_id)
 {
-	char name[NOTE_NAME_MAX];
-	rb_err err;
-	int dfd;
-
-	if (note_name(host, cluster, job_id, "end", name, sizeof(name)) < 0)
-		return;
-	dfd = open_run_dir(run_dir, &err);
-	if (dfd < 0)
-		return;
-	unlinkat(dfd, name, 0);
-	close(dfd);
+	drop_note(run_dir, host, cluster, job_id, "end");
 }
 
 /* The job id of "<host>.<cluster>.<job>.end" (prefix = "<host>.<cluster>."),
@@ -567,17 +533,13 @@ static uint32_t end_job_of(const char *name, const char *prefix)
 	size_t plen = strlen(prefix);
 	const char *dot;
 	int64_t id;
-	char num[16];
 
 	if (strncmp(name, prefix, plen) != 0)
 		return 0;
 	dot = strchr(name + plen, '.');
 	if (!dot || strcmp(dot, ".end") != 0 ||
-	    (size_t)(dot - name - plen) >= sizeof(num))
-		return 0;
-	memcpy(num, name + plen, (size_t)(dot - name - plen));
-	num[dot - name - plen] = '\0';
-	if (parse_number(num, UINT32_MAX, &id) < 0)
+	    rb_parse_i64(name + plen, (size_t)(dot - name - plen), 0,
+			 UINT32_MAX, &id) < 0)
 		return 0;
 	return (uint32_t)id;
 }
@@ -591,7 +553,7 @@ int rb_note_end_list(const char *run_dir, const char *host,
 	int dfd, n = 0;
 	DIR *d;
 
-	if (note_name(host, cluster, 0, "", prefix, sizeof(prefix)) < 0)
+	if (note_name(host, cluster, 0, "", prefix, &err) < 0)
 		return 0;
 	prefix[strlen(prefix) - strlen("0.")] = '\0';
 	dfd = open_run_dir(run_dir, &err);

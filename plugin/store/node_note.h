@@ -1,14 +1,8 @@
 /*
  * node_note.h - the node-local note by which only the batch host does
- * ledger work (docs/architecture.md, "Only the batch host").
- *
- * Slurm runs the prolog and epilog on every node of a job and tells none of
- * them which node runs the batch script. So every prolog only leaves a note
- * in run_dir (node-local, root-owned, mode 0700): the job as its prolog saw
- * it, with the attempt number the batch step cannot see. The batch step,
- * which runs on the batch host alone, claims the note (renames it) and does
- * the ledger work from it. The epilog does ledger work only where the note
- * was claimed; everywhere else it removes the note and is done.
+ * ledger work (docs/architecture.md, "Only the batch host"): every prolog
+ * notes the job in run_dir, the batch step claims its node's note, and the
+ * epilog does ledger work only where the note was claimed.
  */
 #ifndef RB_NODE_NOTE_H
 #define RB_NODE_NOTE_H
