@@ -486,7 +486,6 @@ static void report_start(const rb_config *cfg)
 	const rb_job_info *job = &plan.job;
 	bool refused = res->decision == RB_DECISION_REFUSE;
 	char addr[RB_JOB_ADDR_MAX];
-
 	bool regular = plan.from_note || plan.controller;
 
 	if (regular && res->warnings[0])
