@@ -315,14 +315,10 @@ static void job_of_record(const rb_record *rec, int64_t attempt,
 	job->now = time(NULL);
 }
 
-/*
- * Slurm may relaunch a requeued job with no prolog at all (seen on 22.05
- * when the previous attempt was killed while its prolog ran and slurmd still
- * caches the credential). The sign: no note, and the recorded attempt
- * already ended, or the controller's restart count is past it (its end
- * was never recorded: rb_step_begins_attempt). The new attempt is recorded
- * and charged here (as root), as from a note.
- */
+/* Slurm may relaunch a requeued job with no prolog at all (seen on 22.05
+ * when the previous attempt was killed while its prolog ran and slurmd
+ * still caches the credential; the sign: rb_step_begins_attempt). The new
+ * attempt is recorded and charged here (as root), as from a note. */
 static void catch_up_job(int64_t controller_count)
 {
 	const rb_record *rec = &plan.seen;
