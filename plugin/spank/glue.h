@@ -57,7 +57,6 @@ int64_t controller_restart_count(const rb_job_ref *job);
 typedef struct {
 	rb_job_ref job;
 	rb_ctl_job info;
-	bool read;          /* info is from a read of this callback */
 } controller_job;
 rb_comment_io controller_comment_io(controller_job *cj);
 
