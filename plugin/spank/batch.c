@@ -33,7 +33,7 @@
 /* What the batch step learned in user_init, for task_init (the forked
  * task inherits it). */
 static struct {
-	bool tracked;          /* this job is tracked and its record was read */
+	bool tracked;          /* tracked: its record read, its environment set */
 	bool refuse;           /* task_init must refuse this attempt */
 	char refuse_msg[2 * RB_PATH_MAX + RB_ERR_MAX];
 	char cluster[RB_NAME_MAX];
@@ -44,7 +44,6 @@ static struct {
 	char checkpoint[RB_PATH_MAX];
 	rb_file_id checkpoint_id; /* with checkpoint.fallback only */
 	char fallback_from[RB_PATH_MAX];
-	bool exported;         /* the job's environment was set */
 	bool closed;           /* on_error = "closed" */
 	char config_path[RB_PATH_MAX];
 	char warning[RB_ERR_MAX + 128]; /* printed to the job's stderr by task_init */
@@ -654,11 +653,10 @@ static void tell_the_job(spank_t sp, const rb_config *cfg)
 	}
 	rb_strlcpy(rec->fallback.from, step.fallback_from,
 		   sizeof(rec->fallback.from));
-	step.tracked = true;
 	step.closed = cfg->on_error == RB_ON_ERROR_CLOSED;
 	rb_strlcpy(step.config_path, cfg->path, sizeof(step.config_path));
 	export_env(sp, cfg, rec);
-	step.exported = true;
+	step.tracked = true;
 }
 
 /* Runs with euid = the job's user: the checkpoint is found as the user,
@@ -720,7 +718,7 @@ static void check_attempt_recorded(spank_t sp)
 	char buf[32];
 	int64_t n = 0;
 
-	if (!step.exported || step.refuse)
+	if (!step.tracked || step.refuse)
 		return;
 	if (spank_getenv(sp, "SLURM_RESTART_COUNT", buf, sizeof(buf)) ==
 	    ESPANK_SUCCESS && !env_int64(buf, &n))
