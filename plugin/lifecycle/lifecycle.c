@@ -244,14 +244,15 @@ typedef struct {
 } start_ctx;
 
 /*
- * The start of job->attempt on rec (found: the store held it): charge the
- * previous attempt and record this one. A record of an older job with this
- * id is reset first (it is not this job's budget). 1 changed, 0 the
- * attempt had started (out->duplicate: nothing changes).
+ * The start of job->attempt on rec (found: the store held it; ctx: a
+ * start_ctx): charge the previous attempt and record this one. A record of
+ * an older job with this id is reset first (it is not this job's budget).
+ * 1 changed, 0 the attempt had started (out->duplicate: nothing changes).
  */
-static int start_step(rb_record *rec, bool found, rb_events *e,
-		      const start_ctx *c)
+static int start_fn(rb_record *rec, bool found, rb_events *e, void *ctx,
+		    rb_err *err)
 {
+	const start_ctx *c = ctx;
 	const rb_config *cfg = c->cfg;
 	const rb_job_info *job = c->job;
 	rb_start_result *out = c->out;
@@ -259,6 +260,7 @@ static int start_step(rb_record *rec, bool found, rb_events *e,
 	rb_budget *b = &rec->budget;
 	const char *why;
 
+	(void)err;
 	memset(out, 0, sizeof(*out));
 	if (found && rb_record_names_another_job(rec, job->uid, job->submission,
 						 job->attempt, &why)) {
@@ -294,13 +296,6 @@ static int start_step(rb_record *rec, bool found, rb_events *e,
 	return 1;
 }
 
-static int start_fn(rb_record *rec, bool found, rb_events *e, void *ctx,
-		    rb_err *err)
-{
-	(void)err;
-	return start_step(rec, found, e, ctx);
-}
-
 void rb_lifecycle_preview(const rb_config *cfg, const rb_job_info *job,
 			  bool found, rb_start_result *out, rb_record *rec)
 {
@@ -308,7 +303,7 @@ void rb_lifecycle_preview(const rb_config *cfg, const rb_job_info *job,
 	start_ctx c = { cfg, job, out, true };
 
 	rb_events_clear(&ev);
-	start_step(rec, found, &ev, &c);
+	start_fn(rec, found, &ev, &c, NULL);
 }
 
 /* --- what the attempt was handed --------------------------------------------- */
@@ -375,14 +370,13 @@ static int begin_fn(rb_record *rec, bool found, rb_events *e, void *ctx,
 	int started = 0;
 	rb_err rerr;
 
-	(void)err;
 	/* the checkpoint was chosen on the record of write h->seq: another
 	 * write since is rare (a late epilog, a grant) and logged */
 	if (seen != c->h->seq)
 		rb_log(RB_LOG_WARNING, "job %u: its record changed while the checkpoint was chosen (write %" PRIu64 ", now %" PRIu64 "): handing out the one chosen",
 		       c->job_id, c->h->seq, seen);
 	if (c->job)
-		started = start_step(rec, found, e, &sc);
+		started = start_fn(rec, found, e, &sc, err);
 	else
 		memset(c->out, 0, sizeof(*c->out));
 	found = found || started;
