@@ -424,9 +424,8 @@ static void put_escaped(outbuf *o, const char *s)
 	o->pos += (size_t)n;
 }
 
-/* Decimal text of an unsigned / signed value at out (no NUL), as "%" PRIu64
- * / "%" PRId64 would write it; returns its length. Formatting a record
- * with snprintf cost more than the rest of the formatting. */
+/* Not snprintf: formatting a record with it cost more than the rest of the
+ * formatting. */
 size_t rb_fmt_u64(uint64_t v, char *out)
 {
 	char digits[20];
