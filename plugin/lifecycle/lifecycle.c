@@ -1,9 +1,8 @@
 /*
- * lifecycle.c - apply a job's life events to its record, each one step
- * (an rb_apply_fn) applied by the store (store/seam.h): the store reads,
- * the step applies the rule and builds its event lines, the store saves.
- * A record that cannot be read (corrupt, torn, unknown version) is an
- * error, never a fresh budget: the caller applies on_error.
+ * lifecycle.c - a job's life events (lifecycle.h), each a step (an
+ * rb_apply_fn) the store applies. A record that cannot be read (corrupt,
+ * torn, unknown version) is an error, never a fresh budget: the caller
+ * applies on_error.
  */
 #include "lifecycle.h"
 
@@ -245,14 +244,15 @@ typedef struct {
 } start_ctx;
 
 /*
- * The start of job->attempt on rec (found: the store held it): charge the
- * previous attempt and record this one. A record of an older job with this
- * id is reset first (it is not this job's budget). 1 changed, 0 the
- * attempt had started (out->duplicate: nothing changes).
+ * The start of job->attempt on rec (found: the store held it; ctx: a
+ * start_ctx): charge the previous attempt and record this one. A record of
+ * an older job with this id is reset first (it is not this job's budget).
+ * 1 changed, 0 the attempt had started (out->duplicate: nothing changes).
  */
-static int start_step(rb_record *rec, bool found, rb_events *e,
-		      const start_ctx *c)
+static int start_fn(rb_record *rec, bool found, rb_events *e, void *ctx,
+		    rb_err *err)
 {
+	const start_ctx *c = ctx;
 	const rb_config *cfg = c->cfg;
 	const rb_job_info *job = c->job;
 	rb_start_result *out = c->out;
@@ -260,6 +260,7 @@ static int start_step(rb_record *rec, bool found, rb_events *e,
 	rb_budget *b = &rec->budget;
 	const char *why;
 
+	(void)err;
 	memset(out, 0, sizeof(*out));
 	if (found && rb_record_names_another_job(rec, job->uid, job->submission,
 						 job->attempt, &why)) {
@@ -295,13 +296,6 @@ static int start_step(rb_record *rec, bool found, rb_events *e,
 	return 1;
 }
 
-static int start_fn(rb_record *rec, bool found, rb_events *e, void *ctx,
-		    rb_err *err)
-{
-	(void)err;
-	return start_step(rec, found, e, ctx);
-}
-
 void rb_lifecycle_preview(const rb_config *cfg, const rb_job_info *job,
 			  bool found, rb_start_result *out, rb_record *rec)
 {
@@ -309,7 +303,7 @@ void rb_lifecycle_preview(const rb_config *cfg, const rb_job_info *job,
 	start_ctx c = { cfg, job, out, true };
 
 	rb_events_clear(&ev);
-	start_step(rec, found, &ev, &c);
+	start_fn(rec, found, &ev, &c, NULL);
 }
 
 /* --- what the attempt was handed --------------------------------------------- */
@@ -376,14 +370,13 @@ static int begin_fn(rb_record *rec, bool found, rb_events *e, void *ctx,
 	int started = 0;
 	rb_err rerr;
 
-	(void)err;
 	/* the checkpoint was chosen on the record of write h->seq: another
 	 * write since is rare (a late epilog, a grant) and logged */
 	if (seen != c->h->seq)
 		rb_log(RB_LOG_WARNING, "job %u: its record changed while the checkpoint was chosen (write %" PRIu64 ", now %" PRIu64 "): handing out the one chosen",
 		       c->job_id, c->h->seq, seen);
 	if (c->job)
-		started = start_step(rec, found, e, &sc);
+		started = start_fn(rec, found, e, &sc, err);
 	else
 		memset(c->out, 0, sizeof(*c->out));
 	found = found || started;
@@ -428,11 +421,7 @@ static rb_end epilog_end(int64_t recorded, int64_t restart_count,
 }
 
 typedef struct {
-	int64_t restart_count;
-	int exit_code, signal;
-	rb_detail_fn detail_fn;
-	void *detail_ctx;
-	int64_t now;
+	rb_end_info end;
 	int64_t only_attempt;  /* a kept end: this attempt's alone (else -1) */
 	bool recorded;         /* fn's result: the end goes on record */
 } end_ctx;
@@ -456,20 +445,20 @@ static int end_fn(rb_record *rec, bool found, rb_events *e, void *ctx,
 	if (c->only_attempt >= 0 &&
 	    (cur->attempt != c->only_attempt || cur->end != RB_END_NONE))
 		return 0;
-	end = epilog_end(cur->attempt, c->restart_count, c->exit_code,
-			 c->signal, &code);
+	end = epilog_end(cur->attempt, c->end.restart_count, c->end.exit_code,
+			 c->end.signal, &code);
 	ev_line(e);
 	ev_raw(e, "kind", "end");
 	ev_int(e, "attempt", cur->attempt);
 	confirm_by_ack(rec, e);
-	if (!rb_engine_end(&rec->budget, cur->attempt, end, code, c->now))
+	if (!rb_engine_end(&rec->budget, cur->attempt, end, code, c->end.now))
 		return 0;
 	rb_end_format(cur->end, cur->end_code, endtxt, sizeof(endtxt));
 	ev_raw(e, "end", endtxt);
 	if (c->only_attempt >= 0)
 		ev_int(e, "late", 1); /* carried by the batch host's note */
-	if (c->detail_fn && cur->end == RB_END_INTERRUPTED) {
-		const char *detail = c->detail_fn(c->detail_ctx);
+	if (c->end.detail_fn && cur->end == RB_END_INTERRUPTED) {
+		const char *detail = c->end.detail_fn(c->end.detail_ctx);
 
 		if (detail)
 			ev_str(e, "detail", detail);
@@ -486,8 +475,7 @@ int rb_lifecycle_end_in(rb_store *st, uint32_t job_id, const rb_end_info *end,
 {
 	static rb_events ev;
 	static rb_record rec;
-	end_ctx c = { end->restart_count, end->exit_code, end->signal,
-		      end->detail_fn, end->detail_ctx, end->now, -1, false };
+	end_ctx c = { *end, -1, false };
 
 	/* Untracked jobs (no record) leave no trace: nothing is created. */
 	return st->ops->apply(st, job_id, RB_APPLY_IF_RECORDED, end_fn, &c,
@@ -505,9 +493,9 @@ static int late_end(rb_store *st, uint32_t job_id, const rb_note_end *kept,
 {
 	static rb_events ev;
 	static rb_record rec;
-	end_ctx c = { kept->restart_count, kept->exit_code, kept->signal,
-		      NULL, NULL, kept->now, kept->attempt, false };
-
+	end_ctx c = { { kept->restart_count, kept->exit_code, kept->signal,
+			NULL, NULL, kept->now },
+		      kept->attempt, false };
 	int rc = st->ops->apply(st, job_id, RB_APPLY_IF_RECORDED, end_fn, &c,
 				&ev, &rec, err);
 
@@ -589,9 +577,7 @@ int rb_lifecycle_carry_ends(rb_store *st, const rb_node *node,
 			    uint32_t job_id)
 {
 	uint32_t jobs[RB_KEPT_ENDS_MAX];
-	int n, recorded = 0;
-
-	int rc;
+	int n, recorded = 0, rc;
 
 	if (job_id)
 		return carry_end(st, node, job_id) > 0;
@@ -662,9 +648,6 @@ int rb_lifecycle_grant_in(rb_store *st, uint32_t job_id, int n,
 
 /* --- the shared-directory ledger: the config's state_dir ---------------------- */
 
-/* The start alone and the end with a fixed detail: the tests' shapes
- * (the batch step records its start with its handing, rb_lifecycle_begin;
- * the epilog asks the controller for the detail, rb_lifecycle_end_in). */
 int rb_lifecycle_start(const rb_config *cfg, const rb_job_info *job,
 		       rb_start_result *out, rb_record *rec, rb_err *err)
 {

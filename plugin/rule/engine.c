@@ -177,14 +177,12 @@ static void describe_uncharged(const rb_budget *b, const rb_charge *c,
 {
 	if (c->attempt < 0)
 		snprintf(reason, len, "first recorded attempt: nothing to charge");
-	else if (c->refused)
-		snprintf(reason, len,
-			 "attempt %lld was refused, never ran: nothing charged (failures %d, max_failures %s)%s",
-			 (long long)c->attempt, b->failures, m, verdict);
 	else
 		snprintf(reason, len,
-			 "attempt %lld was interrupted: nothing charged (failures %d, max_failures %s)%s",
-			 (long long)c->attempt, b->failures, m, verdict);
+			 "attempt %lld %s: nothing charged (failures %d, max_failures %s)%s",
+			 (long long)c->attempt,
+			 c->refused ? "was refused, never ran" : "was interrupted",
+			 b->failures, m, verdict);
 }
 
 /* The one-line reason for decision d after charge c, into reason. */

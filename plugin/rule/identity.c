@@ -36,11 +36,9 @@ const char *rb_submission_of(const char *nonce, const char *sluid, char *buf,
 	buf[0] = '\0';
 	if (rb_submission_ok(nonce) && strlen(nonce) < len)
 		rb_strlcpy(buf, nonce, len);
-	else if (sluid && sluid[0] &&
-		 (size_t)snprintf(buf, len, "sluid:%s", sluid) < len &&
-		 rb_submission_ok(buf))
-		return buf;
-	else
+	else if (!sluid || !sluid[0] ||
+		 (size_t)snprintf(buf, len, "sluid:%s", sluid) >= len ||
+		 !rb_submission_ok(buf))
 		buf[0] = '\0';
 	return buf[0] ? buf : NULL;
 }

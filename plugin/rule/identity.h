@@ -36,16 +36,13 @@ const char *rb_submission_of(const char *nonce, const char *sluid, char *buf,
 			     size_t len);
 
 /*
- * Is rec (the ledger's record for this job id) another job's? Slurm reuses
- * job ids (a controller that lost its state, MaxJobId wrapping): the record
- * belongs to another job when its uid differs; when attempt is below the
- * recorded one, or equal to it once that attempt ended (the same job never
- * runs an attempt again, and never goes back: its attempts only grow,
- * docs/security.md "Job identity"); or when both it and the job carry a
- * submission identity and they differ. The attempt order applies whatever
- * the identities say: a user can send their old identity again. attempt
- * INT64_MAX (the batch step, which cannot see it) leaves uid and identity.
- * *why names the evidence.
+ * Is rec (the ledger's record for this job id) another job's? Yes when its
+ * uid differs; when attempt is below the recorded one, or equal to it once
+ * that attempt ended (the same job never runs an attempt again, and never
+ * goes back: its attempts only grow, docs/security.md "Job identity"); or
+ * when both it and the job carry a submission identity and they differ.
+ * attempt INT64_MAX (the batch step, which cannot see it) leaves uid and
+ * identity. *why names the evidence.
  */
 bool rb_record_names_another_job(const rb_record *rec, uint32_t uid,
 				 const char *submission, int64_t attempt,

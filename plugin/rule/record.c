@@ -232,7 +232,7 @@ ssize_t rb_kv_escape(const char *in, char *out, size_t outlen)
  * refused. With out NULL, only checks (the same rules, the same size limit)
  * and returns the length it would write.
  */
-static ssize_t unescape(const char *in, size_t inlen, char *out, size_t outlen)
+ssize_t rb_kv_unescape(const char *in, size_t inlen, char *out, size_t outlen)
 {
 	size_t pos = 0;
 	size_t i;
@@ -271,11 +271,6 @@ fail:
 	if (out)
 		out[0] = '\0';
 	return -1;
-}
-
-ssize_t rb_kv_unescape(const char *in, size_t inlen, char *out, size_t outlen)
-{
-	return unescape(in, inlen, out, outlen);
 }
 
 /* ---- enum names ---------------------------------------------------------- */
@@ -429,9 +424,8 @@ static void put_escaped(outbuf *o, const char *s)
 	o->pos += (size_t)n;
 }
 
-/* Decimal text of an unsigned / signed value at out (no NUL), as "%" PRIu64
- * / "%" PRId64 would write it; returns its length. Formatting a record
- * with snprintf cost more than the rest of the formatting. */
+/* Not snprintf: formatting a record with it cost more than the rest of the
+ * formatting. */
 size_t rb_fmt_u64(uint64_t v, char *out)
 {
 	char digits[20];
@@ -575,7 +569,6 @@ void rb_record_init(rb_record *rec)
 	memset(rec, 0, sizeof(*rec));
 	rb_budget_init(&rec->budget);
 }
-
 
 const char *rb_job_addr(uint32_t job_id, uint32_t array_job_id,
 			uint32_t array_task_id, char *out)

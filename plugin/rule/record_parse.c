@@ -453,42 +453,33 @@ static ssize_t parse_checksum(const char *text, size_t len, size_t body,
 int rb_record_parse(const char *text, size_t len, rb_record *rec, rb_err *err)
 {
 	value vals[REC_N_FIELDS];
+	const char *nul;
 	ssize_t body, ck;
 	size_t i;
-	int rc = -1;
 
-	if (!text || len == 0) {
-		rb_err_set(err, "empty record");
-		goto fail;
-	}
-	if (len > RB_RECORD_TEXT_MAX) {
-		rb_err_set(err, "record of %zu bytes is larger than %ld",
-			   len, RB_RECORD_TEXT_MAX);
-		goto fail;
-	}
-	if (memchr(text, '\0', len)) {
-		rb_err_set(err, "NUL byte at offset %zu",
-			   (size_t)((const char *)memchr(text, '\0', len) -
-				    text));
-		goto fail;
-	}
+	if (!text || len == 0)
+		return rb_err_set(err, "empty record");
+	if (len > RB_RECORD_TEXT_MAX)
+		return rb_err_set(err, "record of %zu bytes is larger than %ld",
+				  len, RB_RECORD_TEXT_MAX);
+	nul = memchr(text, '\0', len);
+	if (nul)
+		return rb_err_set(err, "NUL byte at offset %zu",
+				  (size_t)(nul - text));
 	body = parse_version(text, len, err);
 	if (body < 0)
-		goto fail;
+		return -1;
 	ck = parse_checksum(text, len, (size_t)body, err);
 	if (ck < 0)
-		goto fail;
+		return -1;
 	/* Every line is checked before rec is touched (a refused record
 	 * leaves it as it was); then rec is cleared and filled. No scratch
 	 * record: allocating, zeroing and copying some 25 KB per parse cost more
 	 * than the parse. */
 	if (parse_fields(text, (size_t)body, (size_t)ck, vals, err) < 0)
-		goto fail;
+		return -1;
 	memset(rec, 0, sizeof(*rec));
 	for (i = 0; i < REC_N_FIELDS; i++)
 		store_value(&rec_fields[i], &vals[i], rec);
-	rc = 0;
-fail:
-	return rc;
+	return 0;
 }
-

@@ -33,7 +33,7 @@
 /* What the batch step learned in user_init, for task_init (the forked
  * task inherits it). */
 static struct {
-	bool tracked;          /* this job is tracked and its record was read */
+	bool tracked;          /* tracked: its record read, its environment set */
 	bool refuse;           /* task_init must refuse this attempt */
 	char refuse_msg[2 * RB_PATH_MAX + RB_ERR_MAX];
 	char cluster[RB_NAME_MAX];
@@ -44,7 +44,6 @@ static struct {
 	char checkpoint[RB_PATH_MAX];
 	rb_file_id checkpoint_id; /* with checkpoint.fallback only */
 	char fallback_from[RB_PATH_MAX];
-	bool exported;         /* the job's environment was set */
 	bool closed;           /* on_error = "closed" */
 	char config_path[RB_PATH_MAX];
 	char warning[RB_ERR_MAX + 128]; /* printed to the job's stderr by task_init */
@@ -136,18 +135,21 @@ static void step_error(const rb_config *cfg, const char *what)
 	}
 }
 
+/* name from the step's environment into buf; "" when it has none. */
+static void step_getenv(spank_t sp, const char *name, char *buf, size_t len)
+{
+	if (spank_getenv(sp, name, buf, (int)len) != ESPANK_SUCCESS)
+		buf[0] = '\0';
+}
+
 /* The job's submission identity as the batch step sees it (identity.h),
  * into buf (RB_SUBMISSION_MAX); NULL when it has none. */
 static const char *step_submission(spank_t sp, char *buf)
 {
-	char nonce[RB_SUBMISSION_MAX] = "", sluid[RB_SUBMISSION_MAX] = "";
+	char nonce[RB_SUBMISSION_MAX], sluid[RB_SUBMISSION_MAX];
 
-	if (spank_getenv(sp, "SLURM_SPANK_" RB_SUBMISSION_VAR, nonce,
-			 sizeof(nonce)) != ESPANK_SUCCESS)
-		nonce[0] = '\0';
-	if (spank_getenv(sp, "SLURM_JOB_SLUID", sluid, sizeof(sluid)) !=
-	    ESPANK_SUCCESS)
-		sluid[0] = '\0';
+	step_getenv(sp, "SLURM_SPANK_" RB_SUBMISSION_VAR, nonce, sizeof(nonce));
+	step_getenv(sp, "SLURM_JOB_SLUID", sluid, sizeof(sluid));
 	return rb_submission_of(nonce, sluid, buf, RB_SUBMISSION_MAX);
 }
 
@@ -177,40 +179,48 @@ static bool record_is_another_jobs(spank_t sp, const rb_record *rec)
 static void warn_clamped(spank_t sp, const rb_config *cfg,
 			 const rb_overrides *opts)
 {
-	char part[RB_NAME_MAX] = "", acct[RB_NAME_MAX] = "";
+	char part[RB_NAME_MAX], acct[RB_NAME_MAX];
 	char warn[RB_ERR_MAX] = "";
 	rb_limits lim;
 
-	if (spank_getenv(sp, "SLURM_JOB_PARTITION", part, sizeof(part)) !=
-	    ESPANK_SUCCESS)
-		part[0] = '\0';
-	if (spank_getenv(sp, "SLURM_JOB_ACCOUNT", acct, sizeof(acct)) !=
-	    ESPANK_SUCCESS)
-		acct[0] = '\0';
+	step_getenv(sp, "SLURM_JOB_PARTITION", part, sizeof(part));
+	step_getenv(sp, "SLURM_JOB_ACCOUNT", acct, sizeof(acct));
 	if (rb_config_resolve(cfg, part[0] ? part : NULL, acct[0] ? acct : NULL,
 			      opts, &lim, warn, sizeof(warn)) > 0)
 		add_warning("%s", warn);
 }
 
-/* With checkpoint.fallback: the newest checkpoint not marked bad, and its
- * identity, taken here as the job's user (docs/rule.md, "Checkpoint
- * fallback"). */
-static void choose_with_fallback(const rb_config *cfg, const rb_record *rec,
-				 const char *ckpt_dir)
+/* The checkpoint to hand out, found as the job's user: the newest in its
+ * directory (with checkpoint.fallback, the newest not marked bad and its
+ * identity: docs/rule.md, "Checkpoint fallback"), else the last one on
+ * record. */
+static void choose_checkpoint(const rb_config *cfg, const rb_record *rec,
+			      const char *ckpt_dir)
 {
 	static rb_fallback_choice choice; /* 8 KB, off the step's stack */
+	bool fallback = ckpt_dir[0] && cfg->checkpoint_fallback;
 	rb_err err;
-	int rc;
+	int rc = 0;
 
-	rc = rb_fallback_choose(rec, ckpt_dir, cfg->checkpoint_pattern,
-				cfg->checkpoint_latest, &choice, &err);
+	memset(&choice, 0, sizeof(choice));
+	if (fallback)
+		rc = rb_fallback_choose(rec, ckpt_dir, cfg->checkpoint_pattern,
+					cfg->checkpoint_latest, &choice, &err);
+	else if (ckpt_dir[0])
+		rc = rb_checkpoint_find(rec->work_dir, ckpt_dir,
+					cfg->checkpoint_pattern,
+					cfg->checkpoint_latest, choice.path,
+					sizeof(choice.path), &err);
+	/* A directory the job has not created yet is no news, unless a
+	 * checkpoint was already found in it once. */
 	if (rc < 0 && !(errno == ENOENT && !rec->budget.checkpoint[0]))
 		add_warning("%s; handing out the last known checkpoint",
 			    err.msg);
 	if (!choice.path[0]) {
 		rb_strlcpy(choice.path, rec->budget.checkpoint,
 			   sizeof(choice.path));
-		rb_file_id_of(choice.path, &choice.id);
+		if (fallback)
+			rb_file_id_of(choice.path, &choice.id);
 	}
 	rb_strlcpy(step.checkpoint, choice.path, sizeof(step.checkpoint));
 	rb_strlcpy(step.fallback_from, choice.from,
@@ -219,36 +229,6 @@ static void choose_with_fallback(const rb_config *cfg, const rb_record *rec,
 	if (choice.from[0])
 		add_warning("checkpoint %s is marked bad: restoring from %s",
 			    choice.from, choice.path[0] ? choice.path : "(none)");
-}
-
-/* The checkpoint to hand out, found as the job's user: the newest in its
- * directory, else the last one on record. */
-static void choose_checkpoint(const rb_config *cfg, const rb_record *rec,
-			      const char *ckpt_dir)
-{
-	char found[RB_PATH_MAX] = "";
-	rb_err err;
-	int rc;
-
-	if (ckpt_dir[0] && cfg->checkpoint_fallback) {
-		choose_with_fallback(cfg, rec, ckpt_dir);
-		return;
-	}
-	if (ckpt_dir[0]) {
-		rc = rb_checkpoint_find(rec->work_dir, ckpt_dir,
-					cfg->checkpoint_pattern,
-					cfg->checkpoint_latest, found,
-					sizeof(found), &err);
-		/* A directory the job has not created yet is no news, unless
-		 * a checkpoint was already found in it once. */
-		if (rc < 0 && !(errno == ENOENT && !rec->budget.checkpoint[0]))
-			add_warning("%s; handing out the last known checkpoint",
-				    err.msg);
-		if (rc < 0)
-			found[0] = '\0';
-	}
-	rb_strlcpy(step.checkpoint, found[0] ? found : rec->budget.checkpoint,
-		   sizeof(step.checkpoint));
 }
 
 /* The job as the batch step sees it, for a record it starts: neither a
@@ -278,9 +258,8 @@ static void record_of_step(spank_t sp, rb_record *rec)
 	rec->array_job_id = step.task.array_job_id;
 	rec->array_task_id = step.task.array_task_id;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (spank_getenv(sp, names[i].var, (char *)rec + names[i].off,
-				 RB_NAME_MAX) != ESPANK_SUCCESS)
-			((char *)rec + names[i].off)[0] = '\0';
+		step_getenv(sp, names[i].var, (char *)rec + names[i].off,
+			    RB_NAME_MAX);
 	step_submission(sp, rec->submission);
 	rec->budget.cur.end = RB_END_COMPLETED; /* catch_up_start: a new one */
 }
@@ -335,14 +314,10 @@ static void job_of_record(const rb_record *rec, int64_t attempt,
 	job->now = time(NULL);
 }
 
-/*
- * Slurm may relaunch a requeued job with no prolog at all (seen on 22.05
- * when the previous attempt was killed while its prolog ran and slurmd still
- * caches the credential). The sign: no note, and the recorded attempt
- * already ended, or the controller's restart count is past it (its end
- * was never recorded: rb_step_begins_attempt). The new attempt is recorded
- * and charged here (as root), as from a note.
- */
+/* Slurm may relaunch a requeued job with no prolog at all (seen on 22.05
+ * when the previous attempt was killed while its prolog ran and slurmd
+ * still caches the credential; the sign: rb_step_begins_attempt). The new
+ * attempt is recorded and charged here (as root), as from a note. */
 static void catch_up_job(int64_t controller_count)
 {
 	const rb_record *rec = &plan.seen;
@@ -431,10 +406,10 @@ static const char *account_for_limits(const rb_config *cfg)
 /* store = "controller": this attempt from the controller's record (its
  * restart count is the attempt, its AdminComment's line the budget: one
  * squeue) and the batch step's view of the job; no prolog, no note
- * (docs/stores.md). 0, or -1 (said why; on_error applied). */
-static int plan_in_controller(spank_t sp, const rb_config *cfg)
+ * (docs/stores.md). What load returned, or -1 (said why; on_error
+ * applied). */
+static int load_in_controller(spank_t sp, const rb_config *cfg)
 {
-	rb_job_info *job = &plan.job;
 	rb_record *id = &plan.ident;
 	rb_comment_io io;
 	rb_err err;
@@ -452,13 +427,9 @@ static int plan_in_controller(spank_t sp, const rb_config *cfg)
 		return -1;
 	}
 	job_of_record(id, plan.cj.info.restarts, account_for_limits(cfg));
-	job->requeued_at = plan.cj.info.submit_time;
-	plan.rec = plan.seen;
-	plan.seq = found == 0 ? plan.seen.seq : 0;
+	plan.job.requeued_at = plan.cj.info.submit_time;
 	plan.starts = plan.controller = true;
-	rb_lifecycle_preview(cfg, job, found == 0, &plan.res, &plan.rec);
-	rb_strlcpy(plan.kept, plan.rec.budget.checkpoint, sizeof(plan.kept));
-	return 0;
+	return found;
 }
 
 /* First root part: the job (from the note, else from its record) and its
@@ -471,25 +442,28 @@ static int plan_attempt(spank_t sp, const rb_config *cfg)
 	int found;
 
 	plan.from_note = plan.starts = plan.controller = false;
-	if (cfg->store == RB_STORE_CONTROLLER)
-		return plan_in_controller(sp, cfg);
-	plan.st = rb_store_dir_init(&plan.dir, cfg->state_dir, step.cluster);
-	/* an end of this job's last attempt kept here goes on record first */
-	node = this_node(step.cluster);
-	rb_lifecycle_carry_ends(plan.st, &node, step.job_id);
-	plan_from_note(cfg);
-	found = plan.st->ops->load(plan.st, step.job_id, &plan.seen, &err);
-	if (found < 0 && plan.from_note) {
-		note_failed(cfg, err.msg);
-		return -1;
+	if (cfg->store == RB_STORE_CONTROLLER) {
+		found = load_in_controller(sp, cfg);
+	} else {
+		plan.st = rb_store_dir_init(&plan.dir, cfg->state_dir,
+					    step.cluster);
+		/* an end of this job's last attempt kept here goes on record
+		 * first */
+		node = this_node(step.cluster);
+		rb_lifecycle_carry_ends(plan.st, &node, step.job_id);
+		plan_from_note(cfg);
+		found = plan.st->ops->load(plan.st, step.job_id, &plan.seen,
+					   &err);
+		if (found < 0 && plan.from_note)
+			note_failed(cfg, err.msg);
+		else if (found < 0)
+			step_error(cfg, err.msg);
 	}
-	if (found < 0) {
-		step_error(cfg, err.msg);
+	if (found < 0)
 		return -1;
-	}
 	plan.rec = plan.seen;
 	plan.seq = found == 0 ? plan.seen.seq : 0;
-	if (!plan.from_note &&
+	if (!plan.from_note && !plan.controller &&
 	    plan_without_note(sp, cfg, found) < 0)
 		return -1;
 	if (plan.starts)
@@ -507,7 +481,6 @@ static void report_start(const rb_config *cfg)
 	const rb_job_info *job = &plan.job;
 	bool refused = res->decision == RB_DECISION_REFUSE;
 	char addr[RB_JOB_ADDR_MAX];
-
 	bool regular = plan.from_note || plan.controller;
 
 	if (regular && res->warnings[0])
@@ -680,11 +653,10 @@ static void tell_the_job(spank_t sp, const rb_config *cfg)
 	}
 	rb_strlcpy(rec->fallback.from, step.fallback_from,
 		   sizeof(rec->fallback.from));
-	step.tracked = true;
 	step.closed = cfg->on_error == RB_ON_ERROR_CLOSED;
 	rb_strlcpy(step.config_path, cfg->path, sizeof(step.config_path));
 	export_env(sp, cfg, rec);
-	step.exported = true;
+	step.tracked = true;
 }
 
 /* Runs with euid = the job's user: the checkpoint is found as the user,
@@ -692,7 +664,7 @@ static void tell_the_job(spank_t sp, const rb_config *cfg)
 void batch_user_init(spank_t sp)
 {
 	rb_overrides opts;
-	char ckpt_dir[RB_PATH_MAX], name[RB_NAME_MAX];
+	char ckpt_dir[RB_PATH_MAX];
 	rb_config *cfg;
 	rb_err err;
 
@@ -713,10 +685,9 @@ void batch_user_init(spank_t sp)
 					    sizeof(ckpt_dir))))
 		goto out;
 	expand_checkpoint_dir(ckpt_dir, sizeof(ckpt_dir));
-	if (spank_getenv(sp, "SLURM_CLUSTER_NAME", name, sizeof(name)) !=
-	    ESPANK_SUCCESS)
-		rb_strlcpy(name, "cluster", sizeof(name));
-	rb_strlcpy(step.cluster, name, sizeof(step.cluster));
+	if (spank_getenv(sp, "SLURM_CLUSTER_NAME", step.cluster,
+			 sizeof(step.cluster)) != ESPANK_SUCCESS)
+		rb_strlcpy(step.cluster, "cluster", sizeof(step.cluster));
 	/* slurmstepd has just changed to the job's work dir (or /tmp) */
 	if (!getcwd(plan.work_dir, sizeof(plan.work_dir)))
 		plan.work_dir[0] = '\0';
@@ -747,7 +718,7 @@ static void check_attempt_recorded(spank_t sp)
 	char buf[32];
 	int64_t n = 0;
 
-	if (!step.exported || step.refuse)
+	if (!step.tracked || step.refuse)
 		return;
 	if (spank_getenv(sp, "SLURM_RESTART_COUNT", buf, sizeof(buf)) ==
 	    ESPANK_SUCCESS && !env_int64(buf, &n))

@@ -20,12 +20,6 @@
 #error "restore_budget needs Slurm 22.05 or newer"
 #endif
 
-/* PrologFlags=RunInJob exists from 24.05 on; before, slurm.conf refuses it,
- * so the plugin never sees it there. Under it Slurm runs no SPANK prolog or
- * epilog at all (docs/slurm-facts.md, "PrologFlags"). */
-#define RB_SLURM_HAS_RUN_IN_JOB \
-	(SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 5, 0))
-
 /* From 25.05 PrologEpilogTimeout is split into PrologTimeout and
  * EpilogTimeout: the name the slurmd-start message tells admins to set. */
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)

@@ -158,12 +158,8 @@ static int comment_read(void *ctx, char *out, size_t len, rb_err *err)
 	controller_job *cj = ctx;
 	rb_controller c = controller();
 
-	cj->read = false;
-	if (rb_controller_budget_read(&c, &cj->job, &cj->info, out, len,
-				      err) < 0)
-		return -1;
-	cj->read = true;
-	return 0;
+	return rb_controller_budget_read(&c, &cj->job, &cj->info, out, len,
+					 err);
 }
 
 static int comment_write(void *ctx, const char *comment, rb_err *err)

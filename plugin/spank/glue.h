@@ -1,12 +1,7 @@
 /*
- * glue.h - what the SPANK glue's files share (plugin/spank/).
- *
- * plugin.c holds the only SPANK_PLUGIN and the entry points, each of which
- * hands its context to one file: allocator.c (sbatch), slurmd.c (slurmd
- * start), job_script.c (prolog and epilog), batch.c (the batch step).
- * options.c and controller.c serve several of them; compat.h hides what
- * differs between Slurm releases. None of these symbols leaves the plugin
- * (exports.map).
+ * glue.h - what the SPANK glue's files share (plugin/spank/; which file
+ * owns which context: plugin.c, docs/architecture.md). None of these
+ * symbols leaves the plugin (exports.map).
  */
 #ifndef RB_GLUE_H
 #define RB_GLUE_H
@@ -62,7 +57,6 @@ int64_t controller_restart_count(const rb_job_ref *job);
 typedef struct {
 	rb_job_ref job;
 	rb_ctl_job info;
-	bool read;          /* info is from a read of this callback */
 } controller_job;
 rb_comment_io controller_comment_io(controller_job *cj);
 

@@ -14,8 +14,7 @@
 #include "glue.h"
 
 /* Said at slurmd start: what the PrologFlags in force mean here, and what
- * asking the controller needs
- * (README "Slurm releases"). */
+ * asking the controller needs (README "Slurm releases"). */
 static void log_slurm_setup(const rb_config *cfg)
 {
 	unsigned flags = prolog_flags();
