@@ -132,19 +132,39 @@ static int named_group(load_ctx *ctx, cset *g, const char *name,
 	return 0;
 }
 
-/* A leaf key: replace the file's value, refuse a second argument. The
- * value goes in as the key's own type when the text is of that type, else
- * as a string, which the schema then reports as the wrong type; an integer
- * past 64 bits goes in as the largest int64, its text kept (a->big) for the
- * message. */
+/* The libconfig type that carries text for a key of kind, and *v its
+ * integer: the key's own type when the text is of that type, else a
+ * string, which the schema then reports as the wrong type. *big: an
+ * integer past 64 bits, kept as the largest int64 (its text is the
+ * message's). */
+static int leaf_type(key_kind kind, const char *text, long long *v,
+		     bool *big)
+{
+	int integer;
+
+	*v = 0;
+	*big = false;
+	if (kind == K_BOOL)
+		return strcmp(text, "true") == 0 || strcmp(text, "false") == 0 ?
+			       CONFIG_TYPE_BOOL : CONFIG_TYPE_STRING;
+	if (kind == K_ENUM || kind == K_TEXT)
+		return CONFIG_TYPE_STRING;
+	integer = parse_integer(text, v);
+	if (integer == 0)
+		return CONFIG_TYPE_STRING;
+	if ((*big = integer == 2))
+		*v = LLONG_MAX;
+	return *v < INT_MIN || *v > INT_MAX ? CONFIG_TYPE_INT64 :
+					      CONFIG_TYPE_INT;
+}
+
+/* A leaf key: replace the file's value, refuse a second argument. */
 static int set_leaf(load_ctx *ctx, cset *g, const key_row *r, cf_arg *a)
 {
 	cset *s = config_setting_get_member(g, r->name);
-	bool is_bool = r->kind == K_BOOL && (strcmp(a->value, "true") == 0 ||
-					     strcmp(a->value, "false") == 0);
-	int integer = 0, type; /* integer: parse_integer's answer */
-	long long v = 0;
 	char other[200];
+	long long v;
+	int type, ok;
 
 	if (cf_arg_of(s)) {
 		rb_config_quote(cf_arg_of(s)->arg, other, sizeof(other));
@@ -154,17 +174,23 @@ static int set_leaf(load_ctx *ctx, cset *g, const key_row *r, cf_arg *a)
 	}
 	if (s && config_setting_remove(g, r->name) != CONFIG_TRUE)
 		return out_of_memory(ctx);
-	if (r->kind != K_BOOL && r->kind != K_ENUM && r->kind != K_TEXT)
-		integer = parse_integer(a->value, &v);
-	if ((a->big = integer == 2))
-		v = LLONG_MAX;
-	type = is_bool ? CONFIG_TYPE_BOOL : !integer ? CONFIG_TYPE_STRING :
-	       v < INT_MIN || v > INT_MAX ? CONFIG_TYPE_INT64 : CONFIG_TYPE_INT;
-	if (!(s = add_member(g, r->name, type, a)) ||
-	    !(is_bool ? config_setting_set_bool(s, strcmp(a->value, "true") == 0) :
-	      !integer ? config_setting_set_string(s, a->value) :
-	      type == CONFIG_TYPE_INT ? config_setting_set_int(s, (int)v) :
-					config_setting_set_int64(s, v)))
+	type = leaf_type(r->kind, a->value, &v, &a->big);
+	if (!(s = add_member(g, r->name, type, a)))
+		return out_of_memory(ctx);
+	switch (type) {
+	case CONFIG_TYPE_BOOL:
+		ok = config_setting_set_bool(s, strcmp(a->value, "true") == 0);
+		break;
+	case CONFIG_TYPE_INT:
+		ok = config_setting_set_int(s, (int)v);
+		break;
+	case CONFIG_TYPE_INT64:
+		ok = config_setting_set_int64(s, v);
+		break;
+	default:
+		ok = config_setting_set_string(s, a->value);
+	}
+	if (!ok)
 		return out_of_memory(ctx);
 	ctx->n_applied++;
 	return 0;
@@ -247,12 +273,14 @@ static int set_rule(load_ctx *ctx, cset *g, const char *action, cf_arg *a)
 	if (!list)
 		return out_of_memory(ctx);
 	/* the list is the arguments': each rule has the action it was given */
-	for (int i = 0; i < config_setting_length(list); i++)
-		if ((s = config_setting_get_member(config_setting_get_elem(list, (unsigned int)i), "action")) &&
-		    strcmp(config_setting_get_string(s), action) == 0)
+	for (int i = 0; i < config_setting_length(list); i++) {
+		e = config_setting_get_elem(list, (unsigned int)i);
+		s = config_setting_get_member(e, "action");
+		if (s && strcmp(config_setting_get_string(s), action) == 0)
 			return fail_arg(ctx, a,
 					"exit_rules.%s is already set: give each action once, its codes comma-separated (%s)",
 					action, ARG_HINT);
+	}
 	if (!(e = add_member(list, NULL, CONFIG_TYPE_GROUP, a)) ||
 	    !(s = add_member(e, "action", CONFIG_TYPE_STRING, a)) ||
 	    !config_setting_set_string(s, action) ||
